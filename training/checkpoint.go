@@ -39,24 +39,8 @@ func saveCheckpoint(l *Learner, cfg GRPOConfig, stage, tokenizerDir string) (str
 	if cfg.Precision == "bfloat16" {
 		dtype = dtypes.BFloat16
 	}
-	if err := l.Model.HostWeights().Save(dir, dtype); err != nil {
+	if err := l.Save(dir, dtype, tokenizerDir); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
-	}
-	for name, moments := range map[string][]*tensors.Tensor{"exp_avg": l.m, "exp_avg_sq": l.v} {
-		w := &qwen3.Weights{Config: l.Model.Config, Tensors: map[string]*tensors.Tensor{}}
-		for i, spec := range l.Model.Config.Weights() {
-			w.Tensors[spec.Name] = moments[i]
-		}
-		if err := w.Save(filepath.Join(dir, "optimizer", name), dtypes.Float32); err != nil {
-			return "", fmt.Errorf("checkpoint optimizer state: %w", err)
-		}
-	}
-	if tokenizerDir != "" {
-		for _, f := range []string{tokenizer.TokenizerJSON, tokenizer.TokenizerConfig, tokenizer.VocabJSON, tokenizer.MergesTXT} {
-			if err := copyIfExists(filepath.Join(tokenizerDir, f), filepath.Join(dir, f)); err != nil {
-				return "", fmt.Errorf("checkpoint tokenizer: %w", err)
-			}
-		}
 	}
 	state, err := json.MarshalIndent(TrainerState{GlobalStep: l.Steps, Stage: stage, Config: cfg}, "", "  ")
 	if err != nil {
@@ -66,6 +50,34 @@ func saveCheckpoint(l *Learner, cfg GRPOConfig, stage, tokenizerDir string) (str
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
 	return dir, nil
+}
+
+// Save writes the learner's model to dir as Hugging Face safetensors +
+// config.json in dtype (loadable by transformers and qwen3.LoadWeights), the
+// AdamW moments in float32 under dir/optimizer/{exp_avg,exp_avg_sq}, and,
+// when tokenizerDir is not empty, copies of its tokenizer files. The step
+// count is the caller's to record (see Load).
+func (l *Learner) Save(dir string, dtype dtypes.DType, tokenizerDir string) error {
+	if err := l.Model.HostWeights().Save(dir, dtype); err != nil {
+		return err
+	}
+	for name, moments := range map[string][]*tensors.Tensor{"exp_avg": l.m, "exp_avg_sq": l.v} {
+		w := &qwen3.Weights{Config: l.Model.Config, Tensors: map[string]*tensors.Tensor{}}
+		for i, spec := range l.Model.Config.Weights() {
+			w.Tensors[spec.Name] = moments[i]
+		}
+		if err := w.Save(filepath.Join(dir, "optimizer", name), dtypes.Float32); err != nil {
+			return fmt.Errorf("optimizer state: %w", err)
+		}
+	}
+	if tokenizerDir != "" {
+		for _, f := range []string{tokenizer.TokenizerJSON, tokenizer.TokenizerConfig, tokenizer.VocabJSON, tokenizer.MergesTXT} {
+			if err := copyIfExists(filepath.Join(tokenizerDir, f), filepath.Join(dir, f)); err != nil {
+				return fmt.Errorf("tokenizer: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // LoadCheckpoint restores the model weights, optimizer moments and step
@@ -83,28 +95,38 @@ func loadCheckpoint(l *Learner, dir string) error {
 	if err := json.Unmarshal(data, &st); err != nil {
 		return fmt.Errorf("resume: %s: %w", dir, err)
 	}
+	if err := l.Load(dir); err != nil {
+		return fmt.Errorf("resume: %w", err)
+	}
+	l.Steps = st.GlobalStep
+	return nil
+}
+
+// Load restores the model weights and AdamW moments written by Save and
+// drops accumulated gradients; it leaves Steps to the caller.
+func (l *Learner) Load(dir string) error {
 	w, err := qwen3.LoadWeights(dir, l.Model.DType)
 	if err != nil {
-		return fmt.Errorf("resume: %w", err)
+		return err
 	}
 	ws := make([]*tensors.Tensor, 0, len(w.Tensors))
 	for _, spec := range l.Model.Config.Weights() {
 		ws = append(ws, w.Tensors[spec.Name])
 	}
 	if err := l.Model.SetWeights(ws); err != nil {
-		return fmt.Errorf("resume: %w", err)
+		return err
 	}
-	for name, dst := range map[string]*[]*tensors.Tensor{"exp_avg": &l.m, "exp_avg_sq": &l.v} {
+	m, v := make([]*tensors.Tensor, 0, len(ws)), make([]*tensors.Tensor, 0, len(ws))
+	for name, dst := range map[string]*[]*tensors.Tensor{"exp_avg": &m, "exp_avg_sq": &v} {
 		mw, err := qwen3.LoadWeights(filepath.Join(dir, "optimizer", name), dtypes.Float32)
 		if err != nil {
-			return fmt.Errorf("resume optimizer state: %w", err)
+			return fmt.Errorf("optimizer state: %w", err)
 		}
-		*dst = (*dst)[:0]
 		for _, spec := range l.Model.Config.Weights() {
 			*dst = append(*dst, mw.Tensors[spec.Name])
 		}
 	}
-	l.Steps, l.acc = st.GlobalStep, nil
+	l.m, l.v, l.acc = m, v, nil
 	return nil
 }
 

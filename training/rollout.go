@@ -209,6 +209,16 @@ func (r *Roller) Rollout(ctx context.Context, questionIDs []string) ([]*Episode,
 	return r.rollout(ctx, questionIDs, r.cfg.NumGenerations, r.cfg.Temperature)
 }
 
+// RolloutWith plays generations episodes of each question, sampling at
+// temperature (0: greedy) instead of the configured values: RAFT anneals the
+// temperature across cycles with it.
+func (r *Roller) RolloutWith(ctx context.Context, questionIDs []string, generations int, temperature float64) ([]*Episode, RolloutStats, error) {
+	if generations < 1 {
+		return nil, RolloutStats{}, fmt.Errorf("rollout: %d generations per question (need ≥ 1)", generations)
+	}
+	return r.rollout(ctx, questionIDs, generations, temperature)
+}
+
 // Greedy plays one greedy episode per question (evaluation).
 func (r *Roller) Greedy(ctx context.Context, questionIDs []string) ([]*Episode, RolloutStats, error) {
 	return r.rollout(ctx, questionIDs, 1, 0)

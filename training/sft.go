@@ -110,13 +110,6 @@ func (t *SFTTrainer) Train(ctx context.Context) error {
 	total := t.TotalSteps()
 	bs := t.batchSize()
 	per := (len(t.Samples) + bs - 1) / bs
-	cfg := t.Learner.Model.Config
-	nll := func(weights, in []*Node) (*Node, []*Node) {
-		logp, _ := qwen3.TokenLogProbs(cfg, weights, in[0], in[1], in[2], 1)
-		w := SliceAxis(in[3], 1, AxisRange(1, in[3].Shape().Dimensions[1]))
-		active := ConvertDType(GreaterThan(w, ZerosLike(w)), dtypes.Float32)
-		return ReduceAllSum(Mul(Neg(logp), w)), []*Node{ReduceAllSum(active)}
-	}
 	for s := t.Learner.Steps; s < total; s++ {
 		if err := ctx.Err(); err != nil {
 			if _, serr := saveCheckpoint(t.Learner, t.Config, "sft", t.TokenizerDir); serr != nil {
@@ -127,48 +120,18 @@ func (t *SFTTrainer) Train(ctx context.Context) error {
 		start := now()
 		epoch, within := s/per, s%per
 		order := rand.New(rand.NewPCG(uint64(t.Config.Seed), uint64(1000+epoch))).Perm(len(t.Samples))
-		var idx []int
+		batch := make([]Sample, 0, bs)
 		for k := within * bs; k < min((within+1)*bs, len(order)); k++ {
-			idx = append(idx, order[k])
-		}
-		micros := max(1, t.Config.GradientAccumulationSteps)
-		microOf := make([]int, len(t.Samples))
-		batch := make([]Sample, len(idx))
-		for i, j := range idx {
-			batch[i] = t.Samples[j]
-			microOf[i] = i * micros / len(idx)
-		}
-		weights, err := TokenWeights(batch, microOf[:len(batch)], len(batch), 0, LossDAPO)
-		if err != nil {
-			return err
-		}
-		var loss, tokens float64
-		for k := 0; k < micros; k++ {
-			var rows []int
-			for i := range batch {
-				if microOf[i] == k {
-					rows = append(rows, i)
-				}
-			}
-			if len(rows) == 0 {
-				continue
-			}
-			mb := packSamples(batch, rows, weights, 0, t.Config.LengthBucket)
-			l, extras, err := t.Learner.accumulate("sft", nll, []*tensors.Tensor{mb.ids, mb.mask, mb.positions, mb.weights})
-			if err != nil {
-				return err
-			}
-			loss += l
-			tokens += extras[0]
+			batch = append(batch, t.Samples[order[k]])
 		}
 		lr := optim.LinearSchedule(t.Config.SFTLearningRate, s, 0, total)
-		gradNorm, err := t.Learner.Apply(lr)
+		step, err := t.Learner.NLLStep(batch, t.Config.GradientAccumulationSteps, t.Config.LengthBucket, lr)
 		if err != nil {
 			return err
 		}
 		if t.Log != nil {
-			m := Metrics{"step": float64(s + 1), "epoch": float64(s+1) / float64(per), "loss": loss, "grad_norm": gradNorm,
-				"learning_rate": lr, "num_tokens": tokens, "step_time": since(start)}
+			m := Metrics{"step": float64(s + 1), "epoch": float64(s+1) / float64(per), "loss": step.Loss, "grad_norm": step.GradNorm,
+				"learning_rate": lr, "num_tokens": step.Tokens, "step_time": since(start)}
 			if err := t.Log.Add(m, total); err != nil {
 				return err
 			}
@@ -181,4 +144,63 @@ func (t *SFTTrainer) Train(ctx context.Context) error {
 	}
 	_, err := saveCheckpoint(t.Learner, t.Config, "sft", t.TokenizerDir)
 	return err
+}
+
+// NLLStepResult is what one supervised step measured.
+type NLLStepResult struct {
+	// Loss is the mean negative log-likelihood per trained (masked) token.
+	Loss float64
+	// Tokens is the number of trained tokens.
+	Tokens float64
+	// GradNorm is the gradients' global norm before clipping.
+	GradNorm float64
+}
+
+// NLLStep takes one optimizer step of supervised fine-tuning on batch: the
+// negative log-likelihood of each sample's masked tokens (the completion
+// only; prompt and observation tokens carry no loss), averaged over all
+// trained tokens of the batch, accumulated over microBatches micro-batches
+// padded to multiples of lengthBucket, then one AdamW step at learning rate
+// lr. SFT warm-up and RAFT both train with it.
+func (l *Learner) NLLStep(batch []Sample, microBatches, lengthBucket int, lr float64) (NLLStepResult, error) {
+	if len(batch) == 0 {
+		return NLLStepResult{}, errors.New("nll step: empty batch")
+	}
+	micros := min(max(1, microBatches), len(batch))
+	microOf := make([]int, len(batch))
+	for i := range batch {
+		microOf[i] = i * micros / len(batch)
+	}
+	weights, err := TokenWeights(batch, microOf, len(batch), 0, LossDAPO)
+	if err != nil {
+		return NLLStepResult{}, err
+	}
+	cfg := l.Model.Config
+	nll := func(weights, in []*Node) (*Node, []*Node) {
+		logp, _ := qwen3.TokenLogProbs(cfg, weights, in[0], in[1], in[2], 1)
+		w := SliceAxis(in[3], 1, AxisRange(1, in[3].Shape().Dimensions[1]))
+		active := ConvertDType(GreaterThan(w, ZerosLike(w)), dtypes.Float32)
+		return ReduceAllSum(Mul(Neg(logp), w)), []*Node{ReduceAllSum(active)}
+	}
+	var res NLLStepResult
+	for k := 0; k < micros; k++ {
+		var rows []int
+		for i := range batch {
+			if microOf[i] == k {
+				rows = append(rows, i)
+			}
+		}
+		mb := packSamples(batch, rows, weights, 0, lengthBucket)
+		loss, extras, err := l.accumulate("sft", nll, []*tensors.Tensor{mb.ids, mb.mask, mb.positions, mb.weights})
+		if err != nil {
+			l.Discard()
+			return NLLStepResult{}, err
+		}
+		res.Loss += loss
+		res.Tokens += extras[0]
+	}
+	if res.GradNorm, err = l.Apply(lr); err != nil {
+		return NLLStepResult{}, err
+	}
+	return res, nil
 }

@@ -7,33 +7,35 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
 // TestCase is one stdin/stdout check. Timeout, when non-zero, overrides the
 // verifier's RunTimeout for this test.
 type TestCase struct {
-	Name     string
-	Input    string
-	Expected string
-	Timeout  time.Duration
+	Name     string        // reported in TestResult; "" gives test_<n>
+	Input    string        // the program's stdin
+	Expected string        // the expected stdout, compared under the verifier's MatchMode
+	Timeout  time.Duration // 0: the verifier's RunTimeout
 }
 
 // TestResult is the per-test record stored in Result.Metadata["tests"].
 type TestResult struct {
-	Name            string  `json:"name"`
-	Passed          bool    `json:"passed"`
-	Actual          string  `json:"actual"`
-	Expected        string  `json:"expected"`
-	ExitCode        int     `json:"exit_code"`
-	Signal          string  `json:"signal,omitempty"`
-	Stderr          string  `json:"stderr,omitempty"`
-	TimedOut        bool    `json:"timed_out,omitempty"`
-	StdoutTruncated bool    `json:"stdout_truncated,omitempty"`
-	Seconds         float64 `json:"seconds"`
+	Name            string  `json:"name"`                       // the TestCase's name
+	Passed          bool    `json:"passed"`                     // exit 0, no signal or timeout, output not truncated, stdout matched
+	Actual          string  `json:"actual"`                     // stdout (first 64 KiB)
+	Expected        string  `json:"expected"`                   // the TestCase's Expected
+	ExitCode        int     `json:"exit_code"`                  // -1 when killed by a signal
+	Signal          string  `json:"signal,omitempty"`           // the killing signal, if any
+	Stderr          string  `json:"stderr,omitempty"`           // stderr (first 4 KiB) or the sandbox's error
+	TimedOut        bool    `json:"timed_out,omitempty"`        // the run hit its timeout
+	StdoutTruncated bool    `json:"stdout_truncated,omitempty"` // stdout exceeded the output cap
+	Seconds         float64 `json:"seconds"`                    // wall-clock time of the run
 }
 
 const (
@@ -51,33 +53,94 @@ const (
 // is not killed by a signal or timeout, its output is not truncated, and its
 // stdout matches under Match.
 type ExecutionVerifier struct {
-	Compiler       string
-	Flags          []string
-	TestCases      []TestCase
+	Compiler       string        // name (looked up in system dirs, then $PATH) or absolute path
+	Flags          []string      // compiler flags; the source and "-o binary" are appended
+	TestCases      []TestCase    // the verifier's own tests; see also VerifyWithPrompt
 	CompileTimeout time.Duration // default 30 s
 	RunTimeout     time.Duration // default 5 s
 	MaxWorkers     int           // concurrent test runs within one Verify; default 1
-	Match          MatchMode
-	PartialCredit  bool
-	CacheDir       string // if set, compiled binaries are cached by hash of compiler, flags and code
-	CompileOnly    bool   // skip tests (compile-only ladder)
-	RunLimits      *Limits
-	CompileLimits  *Limits
+	Match          MatchMode     // stdout comparison; "" means exact
+	PartialCredit  bool          // reward 0.5 + 0.5 × pass rate (else 1.0 only when all pass)
+	CacheDir       string        // if set, compiled binaries are cached by hash of compiler, flags and code
+	CompileOnly    bool          // skip tests (compile-only ladder)
+	// CompileOnlyReason, when CompileOnly, is recorded in
+	// Metadata["tests_skipped"] (e.g. that the target is Windows).
+	CompileOnlyReason string
+	RunLimits         *Limits // default RunLimits
+	CompileLimits     *Limits // default CompileLimits
+	// NoSandbox disables isolation; see WithoutSandbox.
+	NoSandbox bool
+}
+
+// SetTestCases replaces the verifier's own test cases (the slice is copied).
+// It is not safe to call while Verify or VerifyWithPrompt may run on the same
+// verifier in another goroutine; for tests that differ per call use
+// VerifyWithPrompt or WithTests, which leave the verifier unchanged.
+func (v *ExecutionVerifier) SetTestCases(tests []TestCase) {
+	v.TestCases = append([]TestCase(nil), tests...)
+}
+
+// WithTests returns a shallow copy of v that uses tests (copied) instead of
+// v's own test cases; v itself is not modified, so this is safe while other
+// goroutines use v.
+func (v *ExecutionVerifier) WithTests(tests []TestCase) *ExecutionVerifier {
+	c := *v
+	c.TestCases = append([]TestCase(nil), tests...)
+	return &c
 }
 
 // Option configures an ExecutionVerifier.
 type Option func(*ExecutionVerifier)
 
-func WithFlags(f ...string) Option          { return func(v *ExecutionVerifier) { v.Flags = f } }
-func WithMatch(m MatchMode) Option          { return func(v *ExecutionVerifier) { v.Match = m } }
-func WithPartialCredit(b bool) Option       { return func(v *ExecutionVerifier) { v.PartialCredit = b } }
+// WithCompiler sets the compiler: a name looked up in /usr/bin, /bin,
+// /usr/sbin, /sbin and then $PATH, or an absolute path.
+func WithCompiler(c string) Option { return func(v *ExecutionVerifier) { v.Compiler = c } }
+
+// WithFlags replaces the compiler flags.
+func WithFlags(f ...string) Option { return func(v *ExecutionVerifier) { v.Flags = f } }
+
+// WithTestCases sets the verifier's own test cases (the slice is copied).
+func WithTestCases(tests []TestCase) Option {
+	return func(v *ExecutionVerifier) { v.TestCases = append([]TestCase(nil), tests...) }
+}
+
+// WithMatch sets how stdout is compared with the expected output.
+func WithMatch(m MatchMode) Option { return func(v *ExecutionVerifier) { v.Match = m } }
+
+// WithPartialCredit selects the reward with tests: 0.5 + 0.5 × pass rate
+// (true, the default) or 1.0 only when every test passes, else 0.5 (false).
+func WithPartialCredit(b bool) Option { return func(v *ExecutionVerifier) { v.PartialCredit = b } }
+
+// WithRunTimeout sets the wall-clock and CPU limit of one test run (default
+// 5 s); a TestCase's own Timeout takes precedence.
 func WithRunTimeout(d time.Duration) Option { return func(v *ExecutionVerifier) { v.RunTimeout = d } }
+
+// WithCompileTimeout sets the wall-clock and CPU limit of the compilation
+// (default 30 s). A compilation that runs out of time scores 0 like any
+// compile failure.
 func WithCompileTimeout(d time.Duration) Option {
 	return func(v *ExecutionVerifier) { v.CompileTimeout = d }
 }
-func WithMaxWorkers(n int) Option   { return func(v *ExecutionVerifier) { v.MaxWorkers = n } }
-func WithCacheDir(d string) Option  { return func(v *ExecutionVerifier) { v.CacheDir = d } }
+
+// WithMaxWorkers sets how many test cases of one Verify run concurrently
+// (default 1). Parallelism across candidates is VerifyBatch's maxWorkers.
+func WithMaxWorkers(n int) Option { return func(v *ExecutionVerifier) { v.MaxWorkers = n } }
+
+// WithCacheDir caches compiled binaries in d, keyed by the hash of compiler,
+// flags and code, so that a candidate seen before is not compiled again.
+func WithCacheDir(d string) Option { return func(v *ExecutionVerifier) { v.CacheDir = d } }
+
+// WithRunLimits replaces the sandbox limits of test runs (default RunLimits);
+// CPUTime is always set from the run timeout.
 func WithRunLimits(l Limits) Option { return func(v *ExecutionVerifier) { v.RunLimits = &l } }
+
+// WithoutSandbox turns the sandbox's isolation off for compilation and test
+// runs: no prlimit resource limits, no privilege drop, no namespaces. Runs keep
+// the same timeouts, the clean environment, the process-group kill and the
+// output caps. It is meant for trusted code and for measuring the sandbox's
+// cost only; never use it on model-written code (as root the program would
+// run as root). Metadata["sandbox"] records false.
+func WithoutSandbox() Option { return func(v *ExecutionVerifier) { v.NoSandbox = true } }
 
 func newExec(compiler string, tests []TestCase, opts []Option) *ExecutionVerifier {
 	v := &ExecutionVerifier{
@@ -102,11 +165,53 @@ func NewClangExecutionVerifier(tests []TestCase, opts ...Option) *ExecutionVerif
 	return newExec("clang++", tests, opts)
 }
 
+// MinGWCompiler is the cross compiler of NewMinGWExecutionVerifier; Debian and
+// Ubuntu install it with the package g++-mingw-w64-x86-64.
+const MinGWCompiler = "x86_64-w64-mingw32-g++"
+
+// NewMinGWExecutionVerifier cross-compiles for Windows with
+// x86_64-w64-mingw32-g++ -O2 -Wall -static. The result cannot run here, so it
+// is compile-only: test cases are skipped (Metadata["tests_skipped"] says
+// why) and the reward is 0.5 when the code compiles cleanly, 0.3 with
+// warnings and 0 when it does not compile. When the cross compiler is not
+// installed Verify returns reward 0 with an Error naming the binary and the
+// Debian package that provides it.
+func NewMinGWExecutionVerifier(opts ...Option) *ExecutionVerifier {
+	v := &ExecutionVerifier{
+		Compiler: MinGWCompiler, Flags: []string{"-O2", "-Wall", "-static"},
+		CompileTimeout: 30 * time.Second, RunTimeout: 5 * time.Second, MaxWorkers: 1,
+		Match: MatchExact, PartialCredit: true,
+		CompileOnly: true, CompileOnlyReason: "target is Windows (MinGW cross-compilation): the binary cannot run here, tests are skipped",
+	}
+	for _, o := range opts {
+		o(v)
+	}
+	return v
+}
+
+// compilerPackages names the Debian/Ubuntu package that provides a compiler.
+var compilerPackages = map[string]string{
+	"g++":                    "g++",
+	"gcc":                    "gcc",
+	"clang++":                "clang",
+	"clang":                  "clang",
+	MinGWCompiler:            "g++-mingw-w64-x86-64",
+	"x86_64-w64-mingw32-gcc": "gcc-mingw-w64-x86-64",
+}
+
+func missingCompiler(c string) string {
+	msg := fmt.Sprintf("compiler %q is not installed", c)
+	if pkg := compilerPackages[filepath.Base(c)]; pkg != "" {
+		msg += fmt.Sprintf(" (Debian/Ubuntu package: %s; apt-get install %s)", pkg, pkg)
+	}
+	return msg
+}
+
 // CompileVerifier only compiles: 0.0 on failure, 0.3 with warnings, 0.5 clean.
 type CompileVerifier struct {
-	Compiler       string
-	Flags          []string
-	CompileTimeout time.Duration
+	Compiler       string        // default g++
+	Flags          []string      // nil: -O2 -Wall -std=c++17
+	CompileTimeout time.Duration // 0: 30 s
 }
 
 // Verify implements Verifier.
@@ -139,15 +244,34 @@ func resolveCompiler(c string) string {
 		}
 		return ""
 	}
-	return findTool(c)
+	if p := findTool(c); p != "" {
+		return p
+	}
+	if strings.ContainsRune(c, '/') {
+		return ""
+	}
+	if p, err := exec.LookPath(c); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+	}
+	return ""
 }
 
+// copyFile copies src to dst. The write descriptor of dst exists only while
+// syscall.ForkLock is read-locked, so no process forked concurrently by
+// another goroutine inherits it: an inherited write descriptor makes a later
+// exec of dst fail with ETXTBSY ("text file busy") until that child execs
+// (golang.org/issue/22315). Without this, cached binaries failed to start
+// under concurrent verification.
 func copyFile(src, dst string, mode os.FileMode) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
+	syscall.ForkLock.RLock()
+	defer syscall.ForkLock.RUnlock()
 	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode)
 	if err != nil {
 		return err
@@ -162,6 +286,9 @@ func copyFile(src, dst string, mode os.FileMode) error {
 // Verify implements Verifier.
 func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 	md := map[string]any{"stage": "setup"}
+	if v.NoSandbox {
+		md["sandbox"] = false
+	}
 	res := Result{Metadata: md}
 	var notices []string
 	defer func() {
@@ -171,7 +298,7 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 	}()
 	comp := resolveCompiler(v.Compiler)
 	if comp == "" {
-		res.Error = fmt.Sprintf("compiler %q is not installed", v.Compiler)
+		res.Error = missingCompiler(v.Compiler)
 		res.Details = res.Error
 		return res
 	}
@@ -220,7 +347,7 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 			lim = *v.CompileLimits
 		}
 		lim.CPUTime = ct
-		sb := Sandbox{Limits: lim}
+		sb := Sandbox{Limits: lim, NoIsolation: v.NoSandbox}
 		argv := append(append([]string{comp}, v.Flags...), srcPath, "-o", bin)
 		r := sb.Run(ctx, dir, ct, nil, argv...)
 		notices = append(notices, r.Notices...)
@@ -248,11 +375,21 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 	md["binary"] = bin
 	if v.CompileOnly || len(v.TestCases) == 0 {
 		md["stage"] = "compiled"
+		tail := "no tests"
+		if v.CompileOnly {
+			reason := v.CompileOnlyReason
+			if reason == "" {
+				reason = "compile-only verifier"
+			}
+			md["tests_skipped"] = reason
+			md["tests_configured"] = len(v.TestCases)
+			tail = "tests skipped: " + reason
+		}
 		res.Success = true
 		if warnings != "" {
-			res.Reward, res.Details = 0.3, "compiled with warnings; no tests"
+			res.Reward, res.Details = 0.3, "compiled with warnings; "+tail
 		} else {
-			res.Reward, res.Details = 0.5, "compiled cleanly; no tests"
+			res.Reward, res.Details = 0.5, "compiled cleanly; "+tail
 		}
 		return res
 	}
@@ -334,7 +471,7 @@ func (v *ExecutionVerifier) runTest(ctx context.Context, dir, bin string, i int,
 		lim = *v.RunLimits
 	}
 	lim.CPUTime = to
-	sb := Sandbox{Limits: lim}
+	sb := Sandbox{Limits: lim, NoIsolation: v.NoSandbox}
 	r := sb.Run(ctx, dir, to, []byte(tc.Input), bin)
 	tr := TestResult{
 		Name: name, Expected: tc.Expected, Actual: capStr(r.Stdout, actualKeep), ExitCode: r.ExitCode,

@@ -11,11 +11,11 @@ import (
 
 // Result is the outcome of verifying one candidate.
 type Result struct {
-	Success  bool
-	Reward   float64
-	Details  string
-	Error    string
-	Metadata map[string]any
+	Success  bool           // the candidate counts as solved (see the verifier's ladder)
+	Reward   float64        // 0 to 1
+	Details  string         // one-line summary, e.g. "3/4 tests passed"
+	Error    string         // what went wrong ("" when nothing did)
+	Metadata map[string]any // verifier-specific record (stage, tests, pass_rate, …)
 }
 
 // Verifier scores one piece of code.
@@ -24,24 +24,31 @@ type Verifier interface {
 }
 
 // VerifyBatch verifies codes with at most maxWorkers concurrent calls
-// (maxWorkers <= 0 means 1). Results are in the order of codes.
+// (maxWorkers <= 0 means 1). Results are in the order of codes. To check each
+// sample against the tests of its own prompt use VerifyBatchWithPrompts.
 func VerifyBatch(ctx context.Context, v Verifier, codes []string, maxWorkers int) []Result {
+	return parallel(len(codes), maxWorkers, func(i int) Result { return v.Verify(ctx, codes[i]) })
+}
+
+// parallel runs f(0..n-1) on at most maxWorkers goroutines and returns the
+// results in index order.
+func parallel(n, maxWorkers int, f func(i int) Result) []Result {
 	if maxWorkers <= 0 {
 		maxWorkers = 1
 	}
-	out := make([]Result, len(codes))
+	out := make([]Result, n)
 	idx := make(chan int)
 	var wg sync.WaitGroup
-	for w := 0; w < maxWorkers && w < len(codes); w++ {
+	for w := 0; w < maxWorkers && w < n; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range idx {
-				out[i] = v.Verify(ctx, codes[i])
+				out[i] = f(i)
 			}
 		}()
 	}
-	for i := range codes {
+	for i := 0; i < n; i++ {
 		idx <- i
 	}
 	close(idx)

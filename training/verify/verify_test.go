@@ -327,3 +327,43 @@ int main(){ if(fork()==0){ setsid(); execl("/bin/sleep","%s","30",(char*)0); _ex
 		t.Errorf("orphan sleeper survived: %d processes with %s", after, marker)
 	}
 }
+
+// Cached binaries are copied into each work dir by this process; under
+// concurrent verification another goroutine's fork used to inherit the copy's
+// write descriptor and the exec failed with "text file busy".
+func TestCacheConcurrentExec(t *testing.T) {
+	needGPP(t)
+	v := NewGCCExecutionVerifier(sqTests(10), WithCacheDir(t.TempDir()))
+	codes := make([]string, 4)
+	for i := range codes {
+		codes[i] = squareSrc + "\n// variant " + strconv.Itoa(i)
+	}
+	VerifyBatch(context.Background(), v, codes, 2) // fill the cache
+	for round := 0; round < 8; round++ {
+		for i, r := range VerifyBatch(context.Background(), v, codes, 2) {
+			if r.Reward != 1 {
+				for _, tr := range r.Metadata["tests"].([]TestResult) {
+					if !tr.Passed {
+						t.Fatalf("round %d code %d: %+v", round, i, tr)
+					}
+				}
+				t.Fatalf("round %d code %d: %+v", round, i, r)
+			}
+		}
+	}
+}
+
+func TestWithoutSandbox(t *testing.T) {
+	needGPP(t)
+	v := NewGCCExecutionVerifier([]TestCase{{Input: "4\n", Expected: "16"}, {Name: "loop", Input: "", Expected: "x", Timeout: time.Second}}, WithoutSandbox())
+	start := time.Now()
+	r := v.Verify(context.Background(), `#include <iostream>
+int main(){ long long x; if(!(std::cin >> x)) for(volatile int i=0;;) i++; std::cout << x*x << "\n"; }`)
+	tests := r.Metadata["tests"].([]TestResult)
+	if r.Metadata["sandbox"] != false || !tests[0].Passed || tests[1].Passed || !tests[1].TimedOut || time.Since(start) > 20*time.Second {
+		t.Errorf("unsandboxed: %+v %+v", r, tests)
+	}
+	if n := r.Metadata["sandbox_notices"]; n != nil {
+		t.Errorf("notices without sandbox: %v", n)
+	}
+}

@@ -1,8 +1,11 @@
 // Command train runs the training pipeline on the SQL environment from a
 // configuration: SFT warm-up on oracle trajectories, GRPO, and evaluation of
-// the trained model against the random policy.
+// the trained model against the random policy. The raft stage replaces GRPO
+// by rejection-sampling fine-tuning (training/raft) on the same questions,
+// model and evaluation: the baseline to compare GRPO with.
 //
 //	train [-config run.yaml] [-<field> value …] [all|sft|grpo|eval]
+//	train [-config run.yaml] [-raft_config raft.yaml] [-raft_questions N] raft
 //
 // Settings come from training.DefaultGRPOConfig, then the -config file (JSON
 // or YAML), then GOSQLENV_<FIELD> environment variables, then flags (one per
@@ -24,6 +27,7 @@ import (
 
 	"github.com/gosqlenv/gosqlenv/training"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
+	"github.com/gosqlenv/gosqlenv/training/raft"
 )
 
 func main() {
@@ -39,7 +43,7 @@ func main() {
 }
 
 func run(ctx context.Context, args []string) error {
-	cfg, stage, err := parse(args)
+	cfg, stage, raftOpts, err := parse(args)
 	if err != nil {
 		return err
 	}
@@ -55,7 +59,7 @@ func run(ctx context.Context, args []string) error {
 	defer p.Close()
 	fmt.Fprintf(os.Stderr, "model %s (%d parameters) on backend %s; %d train and %d eval questions (%v)\n",
 		cfg.ModelName, p.Model.Config.NumParameters(), p.Backend.Name(), len(p.Train), len(p.Eval), cfg.DifficultyFilter)
-	if stage == "sft" || (stage == "all" && cfg.SFTEnabled) {
+	if stage == "sft" || ((stage == "all" || stage == "raft") && cfg.SFTEnabled) {
 		log, err := training.NewRunLog(filepath.Join(cfg.OutputDir, "sft"), cfg.LoggingSteps, os.Stderr)
 		if err != nil {
 			return err
@@ -80,7 +84,21 @@ func run(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(os.Stderr, "metrics: %s\n", log.Path())
 	}
-	if stage == "eval" || stage == "all" {
+	if stage == "raft" {
+		tr, err := raft.ForPipeline(p, raftOpts.config, raftOpts.questions)
+		if err != nil {
+			return err
+		}
+		tr.Progress = os.Stderr
+		fmt.Fprintf(os.Stderr, "RAFT: %d cycles of %d questions × %d episodes, keep reward ≥ %g then the top %g (%s)\n",
+			tr.Config.NumCycles, tr.Source.NumPrompts(), tr.Config.SamplesPerPrompt, tr.Config.RewardThreshold,
+			tr.Config.KeepTopFraction, tr.Config.Selection)
+		if _, err := tr.Run(ctx); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "cycle log: %s\n", filepath.Join(tr.Config.OutputDir, raft.LogFile))
+	}
+	if stage == "eval" || stage == "all" || stage == "raft" {
 		random, model, err := p.EvaluateBoth(ctx, cfg.MaxEvalQuestions)
 		if err != nil {
 			return err
@@ -102,9 +120,16 @@ func run(ctx context.Context, args []string) error {
 	return nil
 }
 
+// raftOptions are the raft stage's settings.
+type raftOptions struct {
+	config    raft.Config
+	questions int
+}
+
 // parse layers defaults, the config file, the environment and flags.
-func parse(args []string) (training.GRPOConfig, string, error) {
+func parse(args []string) (training.GRPOConfig, string, raftOptions, error) {
 	cfg := training.DefaultGRPOConfig()
+	var ro raftOptions
 	// The config file comes first, so look for it before defining the other flags.
 	pre := flag.NewFlagSet("train", flag.ContinueOnError)
 	pre.SetOutput(new(nopWriter))
@@ -113,30 +138,41 @@ func parse(args []string) (training.GRPOConfig, string, error) {
 	if *configPath != "" {
 		var err error
 		if cfg, err = training.LoadGRPOConfig(*configPath); err != nil {
-			return cfg, "", err
+			return cfg, "", ro, err
 		}
 	}
 	if err := cfg.ApplyEnv(os.LookupEnv); err != nil {
-		return cfg, "", err
+		return cfg, "", ro, err
 	}
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.String("config", *configPath, "JSON or YAML configuration file (applied before environment variables and flags)")
+	raftPath := fs.String("raft_config", "", "raft stage: JSON or YAML RAFT configuration (training/raft.Config; default: the reference setup, output in <output_dir>/raft)")
+	fs.IntVar(&ro.questions, "raft_questions", 32, "raft stage: number of training questions sampled per cycle (0: all)")
 	cfg.RegisterFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: train [flags] [all|sft|grpo|eval]")
+		fmt.Fprintln(fs.Output(), "usage: train [flags] [all|sft|grpo|eval|raft]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return cfg, "", err
+		return cfg, "", ro, err
 	}
 	stage := "all"
 	if fs.NArg() > 0 {
 		stage = fs.Arg(0)
 	}
-	if !slices.Contains([]string{"all", "sft", "grpo", "eval"}, stage) {
-		return cfg, "", fmt.Errorf("unknown stage %q (all, sft, grpo or eval)", stage)
+	if !slices.Contains([]string{"all", "sft", "grpo", "eval", "raft"}, stage) {
+		return cfg, "", ro, fmt.Errorf("unknown stage %q (all, sft, grpo, eval or raft)", stage)
 	}
-	return cfg, stage, cfg.Validate()
+	ro.config = raft.DefaultConfig()
+	ro.config.OutputDir = filepath.Join(cfg.OutputDir, "raft")
+	ro.config.Seed, ro.config.Precision, ro.config.LengthBucket = cfg.Seed, cfg.Precision, cfg.LengthBucket
+	if *raftPath != "" {
+		var err error
+		if ro.config, err = raft.LoadConfig(*raftPath); err != nil {
+			return cfg, "", ro, err
+		}
+	}
+	return cfg, stage, ro, cfg.Validate()
 }
 
 // filterConfigFlag keeps only -config/--config and its value.

@@ -52,10 +52,15 @@ type Prompt struct {
 // code). Verification gets each candidate's own prompt
 // (verify.VerifyBatchWithPrompts), so per-prompt tests are extracted from it.
 type PromptSource struct {
-	Model     training.Generator
+	// Model generates the completions: the policy being trained
+	// (*qwen3.Model), so that each cycle samples the fine-tuned weights.
+	Model training.Generator
+	// Tokenizer renders the chat template and encodes/decodes.
 	Tokenizer training.ChatTokenizer
-	Prompts   []Prompt
-	Verifier  verify.Verifier
+	// Prompts are the tasks, each sampled SamplesPerPrompt times per cycle.
+	Prompts []Prompt
+	// Verifier scores completions (its Verify extracts the code).
+	Verifier verify.Verifier
 	// SystemPrompt, when set, opens every chat.
 	SystemPrompt string
 	// EnableThinking lets Qwen3 think first (default: the empty think block).
@@ -161,7 +166,9 @@ func (s *PromptSource) promptID(i int) string {
 // tokens only, the observations excluded — RAFT as a baseline to GRPO on the
 // same rollouts.
 type EnvironmentSource struct {
-	Roller      *training.Roller
+	// Roller plays the episodes with the policy being trained.
+	Roller *training.Roller
+	// QuestionIDs are the questions sampled each cycle.
 	QuestionIDs []string
 	// Rewards score episodes (default: training.RewardCorrectness, weight 1).
 	Rewards []training.NamedReward

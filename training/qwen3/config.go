@@ -38,7 +38,11 @@ type Config struct {
 	EOSTokenID            *int     `json:"eos_token_id,omitempty"`
 
 	// Unsupported features, read only to be refused clearly.
-	RopeScaling      json.RawMessage `json:"rope_scaling,omitempty"`
+	RopeScaling json.RawMessage `json:"rope_scaling,omitempty"`
+	// RopeParameters is transformers ≥ 5's form of rope_theta and
+	// rope_scaling ({"rope_type": "default", "rope_theta": 1000000}); only
+	// the default type is implemented, and its rope_theta fills RopeTheta.
+	RopeParameters   json.RawMessage `json:"rope_parameters,omitempty"`
 	UseSlidingWindow bool            `json:"use_sliding_window,omitempty"`
 	NumExperts       int             `json:"num_experts,omitempty"`
 }
@@ -75,6 +79,22 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("unsupported rope_scaling %s (only plain RoPE is implemented)", c.RopeScaling)
 	case c.UseSlidingWindow:
 		return errors.New("unsupported use_sliding_window: true")
+	}
+	if len(c.RopeParameters) > 0 && string(c.RopeParameters) != "null" {
+		var rp struct {
+			RopeType  string  `json:"rope_type"`
+			Type      string  `json:"type"`
+			RopeTheta float64 `json:"rope_theta"`
+		}
+		if err := json.Unmarshal(c.RopeParameters, &rp); err != nil {
+			return fmt.Errorf("rope_parameters %s: %w", c.RopeParameters, err)
+		}
+		if kind := rp.RopeType + rp.Type; kind != "" && kind != "default" {
+			return fmt.Errorf("unsupported rope_parameters %s (only plain RoPE, rope_type \"default\", is implemented)", c.RopeParameters)
+		}
+		if c.RopeTheta <= 0 {
+			c.RopeTheta = rp.RopeTheta
+		}
 	}
 	for _, f := range []struct {
 		name string

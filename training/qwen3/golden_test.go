@@ -50,7 +50,7 @@ func TestGoldenTransformers(t *testing.T) {
 				continue
 			}
 			off := (i*w + j) * v
-			if e := relErr(logits[off:off+v], g.Logits[i][j]); e > 1e-4 {
+			if e := relErr(logits[off:off+v], g.Logits[i][j]); e > goldenF32Tol() {
 				t.Errorf("row %d position %d: relative error %.2e against transformers", i, j, e)
 			}
 		}
@@ -60,6 +60,10 @@ func TestGoldenTransformers(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(gen.Tokens[0], g.GreedyNew) {
+		if testTF32() { // TF32 rounding may flip near-ties of a random model
+			t.Logf("greedy generation %v, transformers %v (TF32: not an error)", gen.Tokens[0], g.GreedyNew)
+			return
+		}
 		t.Fatalf("greedy generation %v, transformers %v", gen.Tokens[0], g.GreedyNew)
 	}
 }

@@ -3,6 +3,7 @@ package qwen3
 import (
 	"context"
 	"math"
+	"os"
 	"slices"
 	"testing"
 
@@ -12,7 +13,17 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 )
 
+// testBackend is the pure-Go CPU backend, or the backend named by
+// $QWEN3_TEST_BACKEND (training/gpu/run.sh runs the tests on the GPU with
+// "xla:<plugin>,notf32").
 var testBackend = func() compute.Backend {
+	if spec := os.Getenv("QWEN3_TEST_BACKEND"); spec != "" {
+		b, err := NewBackend(spec)
+		if err != nil {
+			panic(err)
+		}
+		return b
+	}
 	b, err := gobackend.New("")
 	if err != nil {
 		panic(err)

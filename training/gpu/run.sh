@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# The GPU kit: every GPU check and benchmark of issue 9 (part A) in one run,
+# on a machine with an NVIDIA GPU, PyTorch, transformers and JAX's CUDA PJRT
+# plugin (jax-cuda13-pjrt) but no Go toolchain: the binaries come from
+# training/gpu/bundle/bin.tgz, made by build.sh on a machine with Go.
+#
+#   bash training/gpu/run.sh                  (results in $OUT, else training/gpu/out)
+#   GPU_DRYRUN=1 bash training/gpu/run.sh     (no GPU: backend "go", tiny shapes; python parts
+#                                              only where torch and transformers import)
+#   GPU_STEPS='golden*,go_decode' bash training/gpu/run.sh   (only these steps: names or glob patterns)
+#   GPU_GRPO_SHAPE=tiny                       (the GRPO step with the tiny preset instead of 1.7B-shaped layers)
+#
+# Steps, in order of importance, each with its own time limit inside a total
+# budget (GPU_BUDGET_S, default 540 s: the device tool allows 600 s per
+# command), continuing after failures:
+#   golden_py_tiny, golden_py_large  transformers golden data: tiny random Qwen3 and a
+#                                    Qwen3-1.7B-shaped random model (bf16, ~4 GB on local disk)
+#   xla_smoke                        one tiny generation on the XLA backend (else the Go GPU steps are skipped)
+#   go_golden_notf32                 TestGoldenTransformers + TestGoldenTransformersLarge on XLA, TF32 off
+#                                    (logits in f32 and bf16, greedy generation with the KV cache)
+#   grpo_compare_notf32              one GRPO loss + gradient + AdamW step, CPU vs GPU in one process
+#   go_decode, torch_bench           decode throughput at batch 1, 16, 64 (1.7B-shaped, bf16), Go vs
+#                                    transformers generate; PyTorch eager forward+backward+AdamW, 16 x 512
+#   go_trainstep                     Go forward+backward+AdamW, 16 x 512 tokens
+#   grpo_step                        full GRPO steps (8 questions x 4 generations with the environment)
+#   train_tiny                       a short real run of `train` (tiny preset) on the GPU backend
+#   grpo_compare_tf32, go_golden_tf32, qwen3_suite   the same checks with TF32 on; the whole
+#                                    training/qwen3 test suite on XLA
+# Then summary.py writes summary.md / summary.json (ratios, memory-bandwidth bound from the GPU's
+# name) and everything is packed into results.tar.gz. $OUT receives run.log, summary.md,
+# summary.json and results.tar.gz (the device tool brings back at most 8 files).
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root" || exit 1
+start=$(date +%s)
+dry="${GPU_DRYRUN:-0}"
+budget="${GPU_BUDGET_S:-540}"
+only="${GPU_STEPS:-}"
+out="${OUT:-$root/training/gpu/out}"
+mkdir -p "$out"
+: > "$out/run.log"
+exec > >(tee -a "$out/run.log") 2>&1
+R="$(mktemp -d /tmp/gpukit-results.XXXXXX)"   # result files, packed at the end
+BIN="$(mktemp -d /tmp/gpukit-bin.XXXXXX)"
+: > "$R/status.tsv"
+export GOSQLENV_DATA_DIR="${GOSQLENV_DATA_DIR:-/tmp/gpukit-data/bundled}"   # the bundled SQL dataset (generated, ~1 s)
+export PYTHONUNBUFFERED=1
+elapsed() { echo $(( $(date +%s) - start )); }
+note() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >> "$R/status.tsv"; }
+selected() { # GPU_STEPS: comma-separated step names or glob patterns (golden*)
+  [ -z "$only" ] && return 0
+  local w ws
+  IFS=, read -ra ws <<< "$only"
+  for w in "${ws[@]}"; do
+    # shellcheck disable=SC2053  # $w is a pattern on purpose
+    [[ "$1" == $w ]] && return 0
+  done
+  return 1
+}
+
+# step NAME LIMIT_S[:MIN_S] LOG CMD...: runs CMD under a time limit (shortened
+# to the budget left; skipped when less than MIN_S is left), its output to the
+# terminal and to $R/LOG, and records the result.
+step() {
+  local name="$1" limit="${2%%:*}" min=15 log="$3"
+  [[ "$2" == *:* ]] && min="${2##*:}"
+  shift 3
+  selected "$name" || return 0
+  local left=$(( start + budget - $(date +%s) ))
+  if (( left < min )); then
+    echo "=== $name: skipped, ${left}s of the ${budget}s budget left (needs ${min}s): run it again with GPU_STEPS=$name"
+    note "$name" skipped 0 "budget: ${left}s left, needs ${min}s"
+    return 0
+  fi
+  (( limit > left )) && limit=$left
+  echo "=== $name (limit ${limit}s; $(elapsed)s elapsed) ==="
+  local t0 rc res
+  t0=$(date +%s)
+  timeout -k 10 "$limit" "$@" 2>&1 | tee "$R/$log"
+  rc=${PIPESTATUS[0]}
+  case $rc in
+    0) res=ok ;;
+    124 | 137) res=timeout ;;
+    *) res="fail(rc=$rc)" ;;
+  esac
+  echo "=== $name: $res in $(( $(date +%s) - t0 ))s"
+  note "$name" "$res" $(( $(date +%s) - t0 )) "log $log"
+  return "$rc"
+}
+skip() { selected "$1" || return 0; echo "=== $1: skipped ($2)"; note "$1" skipped 0 "$2"; }
+
+# ---- binaries ----
+if [ ! -f training/gpu/bundle/bin.tgz ] && command -v go >/dev/null; then
+  echo "no bundle: building it (training/gpu/build.sh)"
+  bash training/gpu/build.sh || { echo "run.sh: build failed"; exit 1; }
+fi
+if ! tar -C "$BIN" -xzf training/gpu/bundle/bin.tgz; then
+  echo "run.sh: training/gpu/bundle/bin.tgz is missing: run training/gpu/build.sh on a machine with Go and carry training/gpu/bundle"
+  exit 1
+fi
+cat "$BIN/MANIFEST"
+
+# ---- python with torch + transformers, and the CUDA plugin of its JAX ----
+py=""
+for c in ${GPU_PYTHON:-} python3 /opt/torch/.venv/bin/python3 /usr/bin/python3; do
+  if command -v "$c" >/dev/null && "$c" -c 'import torch, transformers' 2>/dev/null; then py="$c"; break; fi
+done
+site_of_plugin() { # prints the site-packages holding jax_plugins/xla_cuda13, if any
+  local c
+  for c in ${GPU_PYTHON:-} "$py" python3 /opt/torch/.venv/bin/python3 /usr/bin/python3; do
+    if [ -z "$c" ] || ! command -v "$c" >/dev/null; then continue; fi
+    "$c" - <<'EOF' 2>/dev/null && return 0
+import importlib.util, os, sys
+spec = importlib.util.find_spec("jax_plugins.xla_cuda13")
+if not spec or not spec.submodule_search_locations:
+    sys.exit(1)
+print(os.path.dirname(os.path.dirname(list(spec.submodule_search_locations)[0])))
+EOF
+  done
+  local d
+  for d in /opt/*/.venv/lib/python3*/site-packages /usr/local/lib/python3*/dist-packages /usr/lib/python3/dist-packages \
+           "$HOME"/.local/lib/python3*/site-packages; do
+    [ -f "$d/jax_plugins/xla_cuda13/xla_cuda_plugin.so" ] && { echo "$d"; return 0; }
+  done
+  return 1
+}
+
+gpu_name=""
+if [ "$dry" = 1 ]; then
+  echo "GPU_DRYRUN=1: backend go, tiny shapes"
+  XLA=go
+  XLA_STRICT=go
+  export GOMLX_BACKEND=go
+else
+  nvidia-smi || echo "run.sh: nvidia-smi failed"
+  gpu_name="$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sed -n 1p)"
+  sp="$(site_of_plugin)" || { echo "run.sh: no jax_plugins/xla_cuda13 found (pip install 'jax[cuda13]'); set GPU_PYTHON"; sp=""; }
+  plugin="$sp/jax_plugins/xla_cuda13/xla_cuda_plugin.so"
+  echo "CUDA PJRT plugin: $plugin"
+  export GOMLX_BACKEND="xla:$plugin" GOMLX_NO_AUTO_INSTALL=1
+  libs=""
+  for d in "$sp"/nvidia/*/lib; do [ -d "$d" ] && libs="${libs:+$libs:}$d"; done
+  export LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  if [ -d "$sp/nvidia/cu13" ]; then
+    export XLA_FLAGS="${XLA_FLAGS:+$XLA_FLAGS }--xla_gpu_cuda_data_dir=$sp/nvidia/cu13"
+  elif [ -d /usr/local/cuda ]; then
+    export XLA_FLAGS="${XLA_FLAGS:+$XLA_FLAGS }--xla_gpu_cuda_data_dir=/usr/local/cuda"
+  fi
+  XLA="xla:$plugin"
+  XLA_STRICT="xla:$plugin,notf32"
+  echo "GOMLX_BACKEND=$GOMLX_BACKEND"
+  echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+  echo "XLA_FLAGS=${XLA_FLAGS:-}"
+fi
+echo "$gpu_name" > "$R/gpu_name.txt"
+echo "python: ${py:-none with torch+transformers}"
+if [ -n "$py" ]; then
+  "$py" - <<'EOF' 2>&1 | tee "$R/versions.txt"
+import importlib.metadata as md, platform
+for p in ("torch", "transformers", "jax", "jaxlib", "jax-cuda13-pjrt", "jax-cuda13-plugin", "safetensors"):
+    try:
+        print(p, md.version(p))
+    except Exception:
+        print(p, "absent")
+print("python", platform.python_version())
+EOF
+fi
+echo "glibc: $(ldd --version 2>&1 | sed -n 1p)"
+
+# ---- shapes ----
+if [ "$dry" = 1 ]; then
+  shape=tiny
+  decode_args=(-batch "1,4" -prompt_len 16 -new_tokens 8 -reps 2)
+  train_args=(-batch 2 -seq 64 -reps 2)
+  grpo_args=(-questions 2 -generations 2 -grpo_steps 2 -max_new_tokens 16 -max_completion_length 48 -step_budget 3
+             -length_bucket 64 -micro_batch 2)
+  torch_args=(--shape tiny --batches "1,4" --prompt_len 16 --new_tokens 8 --train_batch 2 --seq 64 --device cpu)
+  large_args=(--shape 1.7b --layers 2 --device cpu)
+else
+  shape=1.7b
+  decode_args=(-batch "1,16,64" -prompt_len 128 -new_tokens 128 -reps 3)
+  train_args=(-batch 16 -seq 512 -reps 3)
+  # Prompts of the tiny preset's tokenizer are 380-1100 tokens: bucket 512 keeps XLA compilations few; one
+  # episode (up to 4 turns = rows) per micro-batch keeps the 28-layer backward's memory low.
+  grpo_args=(-questions 8 -generations 4 -grpo_steps 2 -max_new_tokens 64 -max_completion_length 256 -step_budget 4
+             -length_bucket 512 -micro_batch 1)
+  torch_args=(--shape 1.7b --batches "1,16,64" --prompt_len 128 --new_tokens 128 --train_batch 16 --seq 512)
+  large_args=(--shape 1.7b)
+fi
+qdir=training/qwen3
+large_dir="$root/$qdir/testdata/golden_1.7b"
+
+# ---- (a) golden data from transformers ----
+if [ -n "$py" ]; then
+  step golden_py_tiny 90 golden_py_tiny.log "$py" "$qdir/testdata/make_golden.py" --shape tiny
+  step golden_py_large 180:60 golden_py_large.log "$py" "$qdir/testdata/make_golden.py" "$large_dir" "${large_args[@]}"
+else
+  skip golden_py_tiny "no python with torch and transformers"
+  skip golden_py_large "no python with torch and transformers"
+fi
+
+# ---- XLA smoke test ----
+xla_ok=1
+only_saved="$only" only=""   # the smoke test always runs
+step xla_smoke 90 xla_smoke.log "$BIN/qwen3bench" -backend "$XLA" -mode decode -shape tiny -dtype f32 -batch 1 \
+  -prompt_len 16 -new_tokens 8 -reps 1 -out "$R/xla_smoke.json" || xla_ok=0
+only="$only_saved"
+if [ "$xla_ok" = 0 ]; then
+  echo "run.sh: the XLA backend does not work here: skipping the Go GPU steps (see xla_smoke.log)"
+fi
+gostep() { if [ "$xla_ok" = 1 ]; then step "$@"; else skip "$1" "XLA backend failed its smoke test"; fi; }
+
+# ---- (b) golden comparison on the GPU, TF32 off ----
+gostep go_golden_notf32 180:60 go_golden_notf32.log env -C "$qdir" QWEN3_TEST_BACKEND="$XLA_STRICT" \
+  QWEN3_GOLDEN_LARGE_DIR="$large_dir" QWEN3_GOLDEN_OUT="$R/golden_large.json" \
+  "$BIN/qwen3.test" -test.run 'TestGoldenTransformers' -test.v -test.count 1
+
+# ---- (c) one GRPO step, CPU vs GPU ----
+gostep grpo_compare_notf32 90 grpo_compare_notf32.log env -C training TRAINING_COMPARE_BACKEND="$XLA_STRICT" \
+  TRAINING_COMPARE_OUT="$R/grpo_compare_notf32.json" "$BIN/training.test" -test.run TestGRPOStepMatchesCPU -test.v
+
+# ---- (d) benchmarks: Go vs PyTorch, same shapes, same run ----
+gostep go_decode 180:90 go_decode.log "$BIN/qwen3bench" -backend "$XLA" -mode decode -shape "$shape" -dtype bf16 \
+  "${decode_args[@]}" -max_seconds 120 -out "$R/go_decode.json"
+if [ -n "$py" ]; then
+  step torch_bench 180:60 torch_bench.log "$py" training/gpu/torch_bench.py "${torch_args[@]}" --max_seconds 120 \
+    --out "$R/torch_bench.json"
+else
+  skip torch_bench "no python with torch and transformers"
+fi
+gostep go_trainstep 180:90 go_trainstep.log "$BIN/qwen3bench" -backend "$XLA" -mode trainstep -shape "$shape" -dtype bf16 \
+  "${train_args[@]}" -out "$R/go_trainstep.json"
+
+# ---- (e) a full GRPO step, and a short real run ----
+gostep grpo_step 240:150 grpo_step.log "$BIN/qwen3bench" -backend "$XLA" -mode grpostep -shape "${GPU_GRPO_SHAPE:-$shape}" -dtype bf16 \
+  "${grpo_args[@]}" -out "$R/grpo_step.json"
+gostep train_tiny 150:60 train_tiny.log "$BIN/train" -model_name tiny -backend "$XLA" -output_dir "$R/train_tiny" \
+  -max_steps 4 -logging_steps 1 -sft_max_questions 8 -sft_epochs 1 -max_train_questions 32 -max_eval_questions 4 \
+  -max_new_tokens 48 -max_completion_length 144 -step_budget 4 -learning_rate 1e-4 all
+[ -f "$R/train_tiny/metrics.jsonl" ] && cp "$R/train_tiny/metrics.jsonl" "$R/train_tiny_metrics.jsonl"
+
+# ---- extras while time is left: TF32 on, and the whole qwen3 suite on the GPU ----
+gostep grpo_compare_tf32 60:30 grpo_compare_tf32.log env -C training TRAINING_COMPARE_BACKEND="$XLA" \
+  TRAINING_COMPARE_OUT="$R/grpo_compare_tf32.json" "$BIN/training.test" -test.run TestGRPOStepMatchesCPU -test.v
+gostep go_golden_tf32 60:30 go_golden_tf32.log env -C "$qdir" QWEN3_TEST_BACKEND="$XLA" \
+  "$BIN/qwen3.test" -test.run '^TestGoldenTransformers$' -test.v -test.count 1
+gostep qwen3_suite 150:40 go_qwen3_suite.log env -C "$qdir" QWEN3_TEST_BACKEND="$XLA_STRICT" \
+  QWEN3_GOLDEN_LARGE_DIR=/nonexistent "$BIN/qwen3.test" -test.v -test.count 1
+
+# ---- summary and results ----
+rm -rf "$R/train_tiny/checkpoint-"* "$R/train_tiny/sft/checkpoint-"* 2>/dev/null
+for d in golden_tiny golden_1.7b; do
+  if [ -d "$qdir/testdata/$d" ]; then
+    mkdir -p "$R/$d"
+    cp "$qdir/testdata/$d"/*.json "$R/$d/" 2>/dev/null
+    [ "$d" = golden_tiny ] && cp "$qdir/testdata/$d"/*.safetensors "$R/$d/" 2>/dev/null
+  fi
+done
+cp "$BIN/MANIFEST" "$R/bundle_MANIFEST.txt"
+sumpy="${py:-python3}"
+"$sumpy" training/gpu/summary.py "$R" --gpu "$gpu_name" --json "$R/summary.json" > "$R/summary.md" ||
+  echo "run.sh: summary.py failed"
+cp "$R/summary.md" "$R/summary.json" "$out/" 2>/dev/null
+tar -C "$R" -czf "$out/results.tar.gz" .
+echo
+cat "$R/summary.md"
+echo
+echo "run.sh: done in $(elapsed)s; results in $out (run.log, summary.md, summary.json, results.tar.gz)"
+rm -rf "$BIN"

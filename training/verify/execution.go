@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -318,10 +319,6 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 		res.Error = err.Error()
 		return res
 	}
-	if err := PrepareDir(dir); err != nil {
-		res.Error = err.Error()
-		return res
-	}
 	var key string
 	if v.CacheDir != "" {
 		h := sha256.New()
@@ -332,7 +329,6 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 	if key != "" {
 		if w, err := os.ReadFile(key + ".warn"); err == nil && copyFile(key, bin, 0o755) == nil {
 			warnings, cached = string(w), true
-			_ = PrepareDir(dir)
 		}
 	}
 	md["stage"] = "compile"
@@ -347,7 +343,9 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 			lim = *v.CompileLimits
 		}
 		lim.CPUTime = ct
-		sb := Sandbox{Limits: lim, NoIsolation: v.NoSandbox}
+		// As root the compiler runs as a uid of its own that owns dir during
+		// the run; afterwards dir and the binary are the caller's again.
+		sb := Sandbox{Limits: lim, NoIsolation: v.NoSandbox, Chown: []string{dir}}
 		argv := append(append([]string{comp}, v.Flags...), srcPath, "-o", bin)
 		r := sb.Run(ctx, dir, ct, nil, argv...)
 		notices = append(notices, r.Notices...)
@@ -373,6 +371,14 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 	}
 	md["warnings"] = capStr([]byte(warnings), stderrKeep)
 	md["binary"] = bin
+	if !v.CompileOnly && len(v.TestCases) > 0 {
+		// Each test run may have another uid: the binary must be executable
+		// by all of them, whatever the umask.
+		if err := os.Chmod(bin, 0o755); err != nil {
+			res.Error = err.Error()
+			return res
+		}
+	}
 	if v.CompileOnly || len(v.TestCases) == 0 {
 		md["stage"] = "compiled"
 		tail := "no tests"
@@ -399,15 +405,31 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 	if workers <= 0 {
 		workers = 1
 	}
+	// works holds the work dirs of the test runs, one per concurrent run.
+	// Without privilege drop every run uses dir. With it concurrent runs have
+	// different uids, so each gets a dir of its own (reused by the tests that
+	// run after it there), owned by the running test's uid for the run.
+	works := make(chan string, workers)
+	drop := os.Geteuid() == 0 && !v.NoSandbox
+	for k := range min(workers, len(v.TestCases)) {
+		w := dir
+		if drop {
+			w = filepath.Join(dir, "run"+strconv.Itoa(k+1))
+			if err := os.Mkdir(w, 0o700); err != nil {
+				res.Error = err.Error()
+				return res
+			}
+		}
+		works <- w
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, workers)
 	for i, tc := range v.TestCases {
 		wg.Add(1)
-		sem <- struct{}{}
+		work := <-works
 		go func() {
-			defer func() { <-sem; wg.Done() }()
-			tr, nts := v.runTest(ctx, dir, bin, i, tc)
+			defer func() { works <- work; wg.Done() }()
+			tr, nts := v.runTest(ctx, work, bin, i, tc)
 			results[i] = tr
 			mu.Lock()
 			notices = append(notices, nts...)
@@ -454,7 +476,8 @@ func dedup(s []string) []string {
 	return out
 }
 
-func (v *ExecutionVerifier) runTest(ctx context.Context, dir, bin string, i int, tc TestCase) (TestResult, []string) {
+// runTest runs test i in the work dir work (the command's HOME and TMPDIR).
+func (v *ExecutionVerifier) runTest(ctx context.Context, work, bin string, i int, tc TestCase) (TestResult, []string) {
 	name := tc.Name
 	if name == "" {
 		name = fmt.Sprintf("test_%d", i+1)
@@ -471,8 +494,8 @@ func (v *ExecutionVerifier) runTest(ctx context.Context, dir, bin string, i int,
 		lim = *v.RunLimits
 	}
 	lim.CPUTime = to
-	sb := Sandbox{Limits: lim, NoIsolation: v.NoSandbox}
-	r := sb.Run(ctx, dir, to, []byte(tc.Input), bin)
+	sb := Sandbox{Limits: lim, NoIsolation: v.NoSandbox, Chown: []string{work}}
+	r := sb.Run(ctx, work, to, []byte(tc.Input), bin)
 	tr := TestResult{
 		Name: name, Expected: tc.Expected, Actual: capStr(r.Stdout, actualKeep), ExitCode: r.ExitCode,
 		Signal: r.Signal, Stderr: capStr(r.Stderr, stderrKeep), TimedOut: r.TimedOut,

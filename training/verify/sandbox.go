@@ -20,7 +20,7 @@ type Limits struct {
 	Memory    uint64        // RLIMIT_AS in bytes
 	FileSize  uint64        // RLIMIT_FSIZE in bytes
 	OpenFiles uint64        // RLIMIT_NOFILE
-	Processes uint64        // RLIMIT_NPROC (per real uid; see Sandbox docs)
+	Processes uint64        // RLIMIT_NPROC (counted per real uid; as root each command has its own, see Sandbox)
 	OutputCap int           // bytes kept of stdout and of stderr each; excess is discarded and flagged
 }
 
@@ -30,11 +30,6 @@ var RunLimits = Limits{CPUTime: 5 * time.Second, Memory: 512 << 20, FileSize: 16
 // CompileLimits are the defaults for running the compiler.
 var CompileLimits = Limits{CPUTime: 30 * time.Second, Memory: 4 << 30, FileSize: 256 << 20, OpenFiles: 256, Processes: 64, OutputCap: 1 << 20}
 
-// SandboxUID is the unprivileged uid/gid ("nobody") children run as when the
-// caller is root. As root RLIMIT_NPROC is not enforced, so dropping privileges
-// is what makes the process limit (and file-permission protection) real.
-const SandboxUID = 65534
-
 // Sandbox runs commands with:
 //   - a clean environment (PATH=/usr/bin:/bin, HOME and TMPDIR set to the work
 //     dir, LANG=C); nothing is inherited from the caller, so secrets in the
@@ -42,19 +37,32 @@ const SandboxUID = 65534
 //   - rlimits applied by /usr/bin/prlimit (CPU, address space, file size, open
 //     files, processes); if prlimit is missing the run proceeds and a notice is
 //     recorded;
-//   - when the caller is root: uid/gid 65534 with no supplementary groups, and new
-//     PID, mount and network namespaces (no network, not even usable loopback;
-//     when the namespace's init exits the kernel kills every remaining
-//     descendant). If namespaces cannot be created the run falls back to no
-//     namespaces and records a notice;
+//   - when the caller is root: a uid/gid of its own with no supplementary
+//     groups, taken for the duration of the command from a pool
+//     (SandboxUIDBase … SandboxUIDBase+SandboxUIDCount-1) in which no two
+//     running commands share one, not even across processes on the machine
+//     (lock files under /run/gosqlenv-verify-uids; where no such private
+//     directory can be had, within this process only, and a notice is
+//     recorded). RLIMIT_NPROC counts all processes of a real uid, so this is
+//     what makes each command's process limit its own: a fork bomb cannot
+//     keep concurrent commands from forking. Paths listed in Chown belong to
+//     the command's uid for the run. And new PID, mount and network
+//     namespaces (no network, not even usable loopback; when the namespace's
+//     init exits the kernel kills every remaining descendant). If namespaces
+//     cannot be created the run falls back to no namespaces and records a
+//     notice;
 //   - its own process group, which is SIGKILLed on timeout and after exit;
+//     as root, before the uid goes back to the pool, no process of it is left:
+//     the PID namespace guarantees that, and without namespaces every process
+//     of the uid found in /proc is SIGKILLed;
 //   - stdout/stderr capped at Limits.OutputCap.
 //
 // What it cannot guarantee here: there is no filesystem isolation. The mount
 // namespace is not re-mounted, so the child sees the host filesystem with the
-// permissions of uid 65534 (as root) or of the caller (non-root): it can write to
-// world-writable places such as /tmp, though not to root-owned directories.
-// No seccomp filter is installed.
+// permissions of its pool uid (as root) or of the caller (non-root): it can
+// write to world-writable places such as /tmp, though not to root-owned
+// directories. Files it leaves in such places stay owned by its uid, which a
+// later command may get. No seccomp filter is installed.
 //
 // With NoIsolation set none of the above isolation is applied (see
 // WithoutSandbox); only the clean environment, the wall-clock timeout, the
@@ -64,6 +72,16 @@ type Sandbox struct {
 	// NoIsolation runs the command without prlimit, privilege drop or
 	// namespaces. Only for trusted code, or to measure what the isolation costs.
 	NoIsolation bool
+	// Chown lists paths the command must own, typically its work dir. When
+	// Run drops privileges it chowns each (recursively, see PrepareDir) to the
+	// command's uid/gid before the command starts, and back to the caller's
+	// euid/egid once no process of that uid is left and before the uid goes
+	// back to the pool, so nothing the command wrote there stays writable by a
+	// uid a later command may get. Files that must only be read or executed
+	// (a compiled binary) need no entry: mode 0644/0755 and directories the
+	// uid can search suffice. Ignored without privilege drop (non-root,
+	// NoIsolation).
+	Chown []string
 }
 
 // RunResult is the outcome of one sandboxed command.
@@ -112,16 +130,23 @@ func findTool(name string) string {
 	return ""
 }
 
-// PrepareDir makes dir usable by the sandboxed uid.
-func PrepareDir(dir string) error {
+// PrepareDir makes dir and everything under it owned by uid (user and group
+// uid; symbolic links are not followed) when the caller is root, and does
+// nothing otherwise. Sandbox.Chown uses it to give a work dir to a command's
+// pool uid.
+func PrepareDir(dir string, uid int) error {
 	if os.Geteuid() != 0 {
 		return nil
 	}
+	return chownTree(dir, uid, uid)
+}
+
+func chownTree(dir string, uid, gid int) error {
 	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
 		if err != nil {
 			return err
 		}
-		return os.Lchown(p, SandboxUID, SandboxUID)
+		return os.Lchown(p, uid, gid)
 	})
 }
 
@@ -138,7 +163,7 @@ func (s *Sandbox) Run(ctx context.Context, dir string, timeout time.Duration, st
 	}
 	full := argv
 	if s.NoIsolation {
-		return s.runOnce(ctx, dir, timeout, stdin, full, lim, false, false)
+		return s.runOnce(ctx, dir, timeout, stdin, full, lim, -1, false)
 	}
 	if pl := findTool("prlimit"); pl != "" {
 		cpu := int64((lim.CPUTime + time.Second - 1) / time.Second)
@@ -162,25 +187,72 @@ func (s *Sandbox) Run(ctx context.Context, dir string, timeout time.Duration, st
 	} else {
 		res.Notices = append(res.Notices, "prlimit not found: resource limits not applied")
 	}
-	root := os.Geteuid() == 0
+	if os.Geteuid() == 0 {
+		slot, note, err := sandboxUIDs.acquire(ctx)
+		if err != nil {
+			res.Err = err
+			return res
+		}
+		if note != "" {
+			res.Notices = append(res.Notices, note)
+		}
+		uid := SandboxUIDBase + slot
+		r := s.runAs(ctx, dir, timeout, stdin, full, lim, uid, res.Notices)
+		// Nothing of uid may outlive the run. With a PID namespace the
+		// kernel has killed (and the namespace's init reaped) whatever the
+		// command left before Wait returned; without one, every process of
+		// uid in /proc is killed here.
+		live, zombies := 0, 0
+		if !r.usedNS {
+			live, zombies = killUID(uid, time.Second)
+		}
+		for _, p := range s.Chown {
+			if err := chownTree(p, os.Geteuid(), os.Getegid()); err != nil && !errors.Is(err, os.ErrNotExist) {
+				r.Notices = append(r.Notices, "giving "+p+" back: "+err.Error())
+			}
+		}
+		// The uid is handed out again only when none of its processes, not
+		// even a zombie (which still counts for RLIMIT_NPROC), is left.
+		sandboxUIDs.settle(slot, live, zombies)
+		return r.RunResult
+	}
+	return s.runAs(ctx, dir, timeout, stdin, full, lim, -1, res.Notices).RunResult
+}
+
+type runOutcome struct {
+	RunResult
+	usedNS bool // the command ran in its own PID namespace
+}
+
+// runAs runs argv (wrapped in prlimit) as uid (-1: as the caller), in
+// namespaces when root and they work.
+func (s *Sandbox) runAs(ctx context.Context, dir string, timeout time.Duration, stdin []byte, argv []string, lim Limits, uid int, notices []string) runOutcome {
+	root := uid >= 0
+	if root {
+		for _, p := range s.Chown {
+			if err := PrepareDir(p, uid); err != nil {
+				return runOutcome{RunResult: RunResult{Err: fmt.Errorf("sandbox: chown %s: %w", p, err), Notices: notices}}
+			}
+		}
+	}
 	useNS := root && !namespacesBroken.Load()
 	for {
-		r := s.runOnce(ctx, dir, timeout, stdin, full, lim, root, useNS)
+		r := s.runOnce(ctx, dir, timeout, stdin, argv, lim, uid, useNS)
 		if r.Err != nil && useNS && (errors.Is(r.Err, syscall.EPERM) || errors.Is(r.Err, syscall.EINVAL) || errors.Is(r.Err, syscall.ENOSPC)) {
 			namespacesBroken.Store(true)
-			res.Notices = append(res.Notices, "namespaces unavailable ("+r.Err.Error()+"): running without PID/net isolation")
+			notices = append(notices, "namespaces unavailable ("+r.Err.Error()+"): running without PID/net isolation")
 			useNS = false
 			continue
 		}
 		if !useNS && root {
-			res.Notices = append(res.Notices, "no PID/net namespace isolation")
+			notices = append(notices, "no PID/net namespace isolation")
 		}
-		r.Notices = append(res.Notices, r.Notices...)
-		return r
+		r.Notices = append(notices, r.Notices...)
+		return runOutcome{RunResult: r, usedNS: useNS && r.Err == nil}
 	}
 }
 
-func (s *Sandbox) runOnce(ctx context.Context, dir string, timeout time.Duration, stdin []byte, argv []string, lim Limits, root, useNS bool) RunResult {
+func (s *Sandbox) runOnce(ctx context.Context, dir string, timeout time.Duration, stdin []byte, argv []string, lim Limits, uid int, useNS bool) RunResult {
 	var res RunResult
 	if timeout <= 0 {
 		timeout = 5 * time.Second
@@ -195,8 +267,8 @@ func (s *Sandbox) runOnce(ctx context.Context, dir string, timeout time.Duration
 	errw := &capWriter{limit: lim.OutputCap}
 	cmd.Stdout, cmd.Stderr = out, errw
 	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if root {
-		attr.Credential = &syscall.Credential{Uid: SandboxUID, Gid: SandboxUID, Groups: []uint32{}}
+	if uid >= 0 {
+		attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}
 	}
 	if useNS {
 		attr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWNET

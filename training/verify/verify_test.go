@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -249,16 +250,15 @@ func TestHostileInfiniteLoop(t *testing.T) {
 
 func TestHostileForkBomb(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("process counting by uid 65534 assumes root")
+		t.Skip("sandboxed commands run as pool uids only when the caller is root")
 	}
-	before := countProcs(SandboxUID, "")
 	_, tr := hostile(t, `#include <unistd.h>
 int main(){ for(;;) fork(); }`, time.Second, "")
 	if tr.Passed {
 		t.Errorf("fork bomb passed")
 	}
-	if after := waitProcs(SandboxUID, "", before); after > before {
-		t.Errorf("leftover processes: before %d after %d", before, after)
+	if left := poolProcs(true); len(left) > 0 {
+		t.Errorf("leftover processes of sandbox uids: %v", left)
 	}
 }
 
@@ -365,5 +365,228 @@ int main(){ long long x; if(!(std::cin >> x)) for(volatile int i=0;;) i++; std::
 	}
 	if n := r.Metadata["sandbox_notices"]; n != nil {
 		t.Errorf("notices without sandbox: %v", n)
+	}
+}
+
+// poolProcs returns "pid:uid:state" for every process in /proc whose real
+// uid is one of the sandbox pool's uids that this test process has used;
+// zombies (dead, waiting for their parent to reap them) only if withZombies.
+// Tests in this package run one at a time, so there must be none once every
+// Verify has returned. (Other processes, such as another package's tests
+// run by the same go test, hold other uids of the pool.)
+func poolProcs(withZombies bool) []string {
+	sandboxUIDs.init()
+	sandboxUIDs.mu.Lock()
+	ours := append([]bool(nil), sandboxUIDs.owned...)
+	sandboxUIDs.mu.Unlock()
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		st, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		state, uid := "", -1
+		for _, l := range strings.Split(string(st), "\n") {
+			f := strings.Fields(l)
+			switch {
+			case len(f) > 1 && f[0] == "State:":
+				state = f[1]
+			case len(f) > 1 && f[0] == "Uid:":
+				uid, _ = strconv.Atoi(f[1])
+			}
+		}
+		if uid >= SandboxUIDBase && uid < SandboxUIDBase+SandboxUIDCount && ours[uid-SandboxUIDBase] && (withZombies || state != "Z") {
+			out = append(out, e.Name()+":"+strconv.Itoa(uid)+":"+state)
+		}
+	}
+	return out
+}
+
+// Concurrent commands run as distinct uids of the pool (as root).
+func TestSandboxDistinctUIDs(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("the sandbox drops to pool uids only when the caller is root")
+	}
+	const n = 6
+	uids := make([]string, n)
+	done := make(chan int)
+	for i := range n {
+		go func() {
+			dir, err := os.MkdirTemp("", "gosqlenv-uid-test-") // t.TempDir's parent is private to root
+			if err != nil {
+				t.Error(err)
+				done <- i
+				return
+			}
+			defer os.RemoveAll(dir)
+			sb := Sandbox{Limits: RunLimits, Chown: []string{dir}}
+			// Each command holds its uid until all have printed theirs.
+			r := sb.Run(context.Background(), dir, 10*time.Second, nil, "/bin/sh", "-c", "id -u; id -g; touch f; sleep 0.5")
+			if !r.OK() {
+				t.Errorf("run %d: %+v", i, r)
+			}
+			uids[i] = strings.Join(strings.Fields(string(r.Stdout)), " ")
+			if st, err := os.Stat(dir + "/f"); err != nil || st.Sys().(*syscall.Stat_t).Uid != 0 {
+				t.Errorf("run %d: file the command wrote in its Chown dir not given back to root: %v", i, err)
+			}
+			done <- i
+		}()
+	}
+	for range n {
+		<-done
+	}
+	t.Logf("uid gid of each run: %q", uids)
+	seen := map[string]bool{}
+	for i, u := range uids {
+		f := strings.Fields(u)
+		if len(f) != 2 || f[0] != f[1] {
+			t.Fatalf("run %d: uid/gid %q", i, u)
+		}
+		id, _ := strconv.Atoi(f[0])
+		if id < SandboxUIDBase || id >= SandboxUIDBase+SandboxUIDCount || seen[f[0]] {
+			t.Errorf("run %d: uid %d outside the pool or shared (%v)", i, id, uids)
+		}
+		seen[f[0]] = true
+	}
+	if left := poolProcs(true); len(left) > 0 {
+		t.Errorf("leftover processes of sandbox uids: %v", left)
+	}
+}
+
+// forkingSquareSrc prints n² after starting and waiting for 8 child processes,
+// as a program using a few helper processes or threads would: it needs room
+// under its RLIMIT_NPROC. With one uid shared by all sandboxed commands a
+// concurrent fork bomb took that room and such programs failed.
+const forkingSquareSrc = `#include <cstdio>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(){
+  long long x; if (scanf("%lld", &x) != 1) return 2;
+  pid_t kids[8];
+  for (int i = 0; i < 8; i++) { kids[i] = fork(); if (kids[i] < 0) { perror("fork"); return 1; } if (kids[i] == 0) { usleep(20000); _exit(0); } }
+  for (int i = 0; i < 8; i++) { int st; if (waitpid(kids[i], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 1; }
+  printf("%lld\n", x*x);
+}`
+
+// bombOrNot verifies the fork bomb (codes[0]) with bomb and the others with
+// normal, so that both can have their own tests and timeouts in one
+// VerifyBatch.
+type bombOrNot struct {
+	bombCode     string
+	bomb, normal Verifier
+}
+
+func (b bombOrNot) Verify(ctx context.Context, code string) Result {
+	if code == b.bombCode {
+		return b.bomb.Verify(ctx, code)
+	}
+	return b.normal.Verify(ctx, code)
+}
+
+// A fork bomb verified in the same batch as normal candidates must not make
+// them fail: every sandboxed command has a uid, and so an RLIMIT_NPROC, of
+// its own. (With the single uid 65534 used before, most normal candidates
+// here failed with "fork: Resource temporarily unavailable".)
+func TestForkBombDoesNotStarveConcurrentVerifications(t *testing.T) {
+	needGPP(t)
+	if os.Geteuid() != 0 {
+		t.Skip("per-command uids (and the RLIMIT_NPROC sharing they fix) exist only when the caller is root: as non-root every command runs as the caller")
+	}
+	tests := []TestCase{{Name: "a", Input: "3\n", Expected: "9"}, {Name: "b", Input: "12\n", Expected: "144"}, {Name: "c", Input: "7\n", Expected: "49"}}
+	// The cache makes rounds 2 and 3 pure test runs, so that the bomb's runs
+	// overlap the other candidates' runs rather than their compilations.
+	// Normal candidates keep the default 5 s run timeout: the bomb's 32
+	// processes still take most of the CPU (the sandbox does not divide CPU
+	// time), only the process limit is no longer shared.
+	normal := NewGCCExecutionVerifier(tests, WithCacheDir(t.TempDir()), WithMaxWorkers(2))
+	var bombTests []TestCase
+	for _, tc := range tests {
+		tc.Timeout = 1500 * time.Millisecond
+		bombTests = append(bombTests, tc)
+	}
+	v := bombOrNot{
+		bombCode: `#include <unistd.h>
+int main(){ for(;;) fork(); }`,
+		bomb:   normal.WithTests(bombTests),
+		normal: normal,
+	}
+	codes := []string{v.bombCode}
+	for i := range 7 {
+		codes = append(codes, forkingSquareSrc+"\n// variant "+strconv.Itoa(i))
+	}
+	for round := range 3 {
+		start := time.Now()
+		rs := VerifyBatch(context.Background(), v, codes, 4)
+		slowest := 0.0
+		for _, r := range rs[1:] {
+			if trs, ok := r.Metadata["tests"].([]TestResult); ok {
+				for _, tr := range trs {
+					slowest = max(slowest, tr.Seconds)
+				}
+			}
+		}
+		t.Logf("round %d: %v, slowest normal test %.3f s", round, time.Since(start).Round(time.Millisecond), slowest)
+		if rs[0].Reward != 0.5 || rs[0].Metadata["passed"] != 0 {
+			t.Errorf("round %d: fork bomb scored %v (%s), want 0.5 (compiled, no test passed)", round, rs[0].Reward, rs[0].Details)
+		}
+		for i, r := range rs[1:] {
+			if r.Reward != 1 {
+				msg := r.Error
+				if trs, ok := r.Metadata["tests"].([]TestResult); ok {
+					for _, tr := range trs {
+						if !tr.Passed {
+							msg += fmt.Sprintf("; %s: exit %d signal %q timed out %v after %.2f s, stderr %q", tr.Name, tr.ExitCode, tr.Signal, tr.TimedOut, tr.Seconds, tr.Stderr)
+						}
+					}
+				}
+				t.Errorf("round %d candidate %d: reward %v: %s", round, i+1, r.Reward, msg)
+			}
+		}
+		if left := poolProcs(true); len(left) > 0 {
+			t.Errorf("round %d: leftover processes of sandbox uids: %v", round, left)
+		}
+	}
+}
+
+// Without namespaces (as when the kernel or container refuses them) nothing
+// kills a command's escaped descendants but the /proc sweep of its uid, which
+// must leave none before the uid is handed out again.
+func TestHostileEscapeWithoutNamespaces(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("pool uids and namespaces are used only when the caller is root")
+	}
+	was := namespacesBroken.Load()
+	namespacesBroken.Store(true)
+	defer namespacesBroken.Store(was)
+	// The child leaves the process group (setsid), so the group kill misses it
+	// and its fork bomb.
+	r, tr := hostile(t, `#include <unistd.h>
+#include <cstdio>
+int main(){ if(fork()==0){ setsid(); for(;;) fork(); } usleep(100000); printf("bye\n"); return 0; }`, 3*time.Second, "bye")
+	if !tr.Passed {
+		t.Errorf("parent test: %+v", tr)
+	}
+	found := false
+	for _, n := range r.Metadata["sandbox_notices"].([]string) {
+		found = found || strings.Contains(n, "no PID/net namespace")
+	}
+	if !found {
+		t.Errorf("no notice about missing namespaces: %v", r.Metadata["sandbox_notices"])
+	}
+	if left := poolProcs(false); len(left) > 0 {
+		t.Errorf("escaped processes of sandbox uids survived: %v", left)
+	}
+	// The killed ones are reparented to init, which reaps them in its own
+	// time (here every second or so); until then the uid stays out of use.
+	deadline := time.Now().Add(20 * time.Second)
+	for len(poolProcs(true)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if left := poolProcs(true); len(left) > 0 {
+		t.Errorf("zombies of sandbox uids not reaped: %v", left)
 	}
 }

@@ -71,7 +71,7 @@ RUN python3 -m venv /opt/venv \
 
 # Ubuntu 24.04's python3 is 3.12, hence this path (checked below).
 ENV PY_SITE=/opt/venv/lib/python3.12/site-packages
-# What README "Backends and CUDA" exports, fixed for this image: the notebooks pick the
+# What README "GPU" exports, fixed for this image: the notebooks pick the
 # real setup (Qwen/Qwen3-1.7B) when GOMLX_BACKEND names an XLA plugin. XLA finds ptxas
 # and libdevice under --xla_gpu_cuda_data_dir. GOPJRT_CUDA_CHECKS=0 silences go-xla's
 # warning that no nvidia/ folder sits next to the plugin (it only looks there to set

@@ -70,7 +70,7 @@ func digitSetup(t *testing.T, dir string, cycles, numPrompts int) (*Trainer, *qw
 	}
 	cfg := DefaultConfig()
 	cfg.NumCycles, cfg.MaxNewTokens, cfg.OutputDir, cfg.Precision = cycles, 8, dir, "float32"
-	cfg.LearningRate, cfg.EpochsPerCycle, cfg.BatchSize, cfg.LengthBucket = 3e-3, 2, 8, 32
+	cfg.LearningRate, cfg.EpochsPerCycle, cfg.BatchSize, cfg.LengthBucket = 1e-2, 2, 8, 32
 	cfg.Temperature = 1
 	tr, err := New(cfg, model, &PromptSource{Model: model, Tokenizer: tok, Prompts: prompts, Verifier: digitVerifier{}, LengthBucket: 32})
 	if err != nil {
@@ -118,9 +118,10 @@ func TestRAFTLearnsTinyTask(t *testing.T) {
 		t.Errorf("learning rate did not decay: %g then %g", hist[0].LearningRate, hist[1].LearningRate)
 	}
 	// 256 samples per cycle: the success rate's standard error is below 3
-	// points, so a rise of 25 points is learning, not noise (measured: 25 % → 77 %).
+	// points, so a rise of 40 points is learning, not noise. Measured with
+	// model seeds 1–5: 23–26 % in cycle 1, 88–92 % in cycle 4.
 	first, last := hist[0], hist[3]
-	if last.SuccessRate < first.SuccessRate+0.25 || last.KeptRate < first.KeptRate+0.10 {
+	if last.SuccessRate < first.SuccessRate+0.40 || last.KeptRate < first.KeptRate+0.15 {
 		t.Errorf("no learning: success %.2f → %.2f, kept rate %.2f → %.2f", first.SuccessRate, last.SuccessRate, first.KeptRate, last.KeptRate)
 	}
 	logged, err := ReadLog(filepath.Join(dir, LogFile))

@@ -36,18 +36,15 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/compute/dtypes/bfloat16"
 	"github.com/gomlx/compute/shapes"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
@@ -274,7 +271,7 @@ func run(ctx context.Context, o Options) (*Report, error) {
 	} else {
 		var cfg qwen3.Config
 		cfg, _ = shapeConfig(o.Shape, map[string]int{"tiny": 4096, "1.7b": 151936}[o.Shape])
-		w, err = fastRandomWeights(cfg, o.Seed, dtype)
+		w, err = qwen3.RandomWeights(cfg, o.Seed, dtype)
 	}
 	if err != nil {
 		return fail(err)
@@ -296,56 +293,6 @@ func run(ctx context.Context, o Options) (*Report, error) {
 		return fail(err)
 	}
 	return r, nil
-}
-
-// fastRandomWeights makes random weights like qwen3.RandomWeights
-// (normal(0, 0.02), norm scales 1 ± 0.1) but fills the tensors in parallel,
-// each from its own seeded generator: billions of values in seconds.
-func fastRandomWeights(cfg qwen3.Config, seed uint64, dtype dtypes.DType) (*qwen3.Weights, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	specs := cfg.Weights()
-	w := &qwen3.Weights{Config: cfg, Tensors: make(map[string]*tensors.Tensor, len(specs))}
-	out := make([]*tensors.Tensor, len(specs))
-	errs := make([]error, len(specs))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, s := range specs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			rng := rand.New(rand.NewPCG(seed, uint64(i)))
-			next := func() float32 { return float32(0.02 * rng.NormFloat64()) }
-			if strings.HasSuffix(s.Name, "norm.weight") {
-				next = func() float32 { return float32(1 + 0.2*(rng.Float64()-0.5)) }
-			}
-			t := tensors.FromShape(shapes.Make(dtype, s.Shape...))
-			errs[i] = t.MutableFlatData(func(flat any) {
-				switch v := flat.(type) {
-				case []float32:
-					for j := range v {
-						v[j] = next()
-					}
-				case []bfloat16.BFloat16:
-					for j := range v {
-						v[j] = bfloat16.FromFloat32(next())
-					}
-				}
-			})
-			out[i] = t
-		}()
-	}
-	wg.Wait()
-	for i, s := range specs {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("random weights: %s: %w", s.Name, errs[i])
-		}
-		w.Tensors[s.Name] = out[i]
-	}
-	return w, nil
 }
 
 // DecodeResult is one batch size of -mode decode.
@@ -604,7 +551,7 @@ func benchGRPO(ctx context.Context, o Options, r *Report) error {
 		if err != nil {
 			return err
 		}
-		w, err := fastRandomWeights(mcfg, o.Seed, dtype)
+		w, err := qwen3.RandomWeights(mcfg, o.Seed, dtype)
 		if err != nil {
 			return err
 		}

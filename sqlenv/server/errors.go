@@ -83,6 +83,7 @@ type Error struct {
 	Fields map[string]any
 }
 
+// Error renders the code and message.
 func (e *Error) Error() string {
 	return fmt.Sprintf("sqlenv server: %s: %s", e.Code, e.Message)
 }

@@ -14,6 +14,7 @@ type RejectedError struct {
 	Reason string
 }
 
+// Error is the reason, as the agent reads it.
 func (e *RejectedError) Error() string { return e.Reason }
 
 func rejectf(format string, args ...any) error {

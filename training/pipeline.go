@@ -167,20 +167,32 @@ func (p *Pipeline) loadModel(ctx context.Context) error {
 	if c.ModelName == TinyModelName {
 		return p.tinyModel(ctx)
 	}
-	model, dir, err := qwen3.LoadModel(ctx, p.Backend, c.ModelName, qwen3.LoadOptions{DType: p.dtype()})
+	model, tok, dir, err := LoadModelAndTokenizer(ctx, p.Backend, c.ModelName, p.dtype())
 	if err != nil {
 		return fmt.Errorf("model_name %q: %w", c.ModelName, err)
+	}
+	p.Model, p.Tokenizer, p.TokenizerDir = model, tok, dir
+	return nil
+}
+
+// LoadModelAndTokenizer loads a Qwen3 model (a local directory or a Hugging
+// Face id, see qwen3.LoadModel) in dtype on backend, and the tokenizer from
+// the same directory. A checkpoint saved without Qwen3's chat template gets
+// Qwen3's ChatML rendering (Qwen3Chat). It returns the model directory too
+// (checkpoints copy its tokenizer files).
+func LoadModelAndTokenizer(ctx context.Context, backend compute.Backend, modelID string, dtype dtypes.DType) (*qwen3.Model, ChatTokenizer, string, error) {
+	model, dir, err := qwen3.LoadModel(ctx, backend, modelID, qwen3.LoadOptions{DType: dtype})
+	if err != nil {
+		return nil, nil, "", err
 	}
 	tk, err := tokenizer.Load(dir)
 	if err != nil {
-		return fmt.Errorf("model_name %q: %w", c.ModelName, err)
+		return nil, nil, "", err
 	}
-	p.Model, p.Tokenizer, p.TokenizerDir = model, tk, dir
 	if !tokenizer.IsQwen3ChatTemplate(tk.ChatTemplate()) {
-		// A Qwen3 checkpoint saved without its template: render Qwen3's ChatML.
-		p.Tokenizer = Qwen3Chat{tk}
+		return model, Qwen3Chat{tk}, dir, nil
 	}
-	return nil
+	return model, tk, dir, nil
 }
 
 // tinyModel builds the tiny preset: a BPE vocabulary learned from the

@@ -362,15 +362,22 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 		}
 		warnings = strings.TrimSpace(string(r.Stderr))
 		if key != "" && os.MkdirAll(v.CacheDir, 0o755) == nil {
+			// Both files appear whole (rename), the warnings first: a reader
+			// that finds them may copy the binary; one that finds only the
+			// warnings fails to copy and compiles.
 			tmp := fmt.Sprintf("%s.tmp%d", key, time.Now().UnixNano())
-			if copyFile(bin, tmp, 0o755) == nil && os.WriteFile(key+".warn", []byte(warnings), 0o644) == nil {
+			if os.WriteFile(tmp+".warn", []byte(warnings), 0o644) == nil && os.Rename(tmp+".warn", key+".warn") == nil &&
+				copyFile(bin, tmp, 0o755) == nil {
 				_ = os.Rename(tmp, key)
 			}
 			_ = os.Remove(tmp)
+			_ = os.Remove(tmp + ".warn")
 		}
 	}
 	md["warnings"] = capStr([]byte(warnings), stderrKeep)
-	md["binary"] = bin
+	if key != "" {
+		md["binary"] = key // the cached binary; the work directory's copy is deleted on return
+	}
 	if !v.CompileOnly && len(v.TestCases) > 0 {
 		// Each test run may have another uid: the binary must be executable
 		// by all of them, whatever the umask.

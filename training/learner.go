@@ -3,7 +3,6 @@ package training
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 
 	"github.com/gomlx/compute/dtypes"
@@ -103,7 +102,22 @@ func (l *Learner) accumulate(key string, fn lossGraph, inputs []*tensors.Tensor)
 	if err != nil {
 		return 0, nil, err
 	}
-	if l.acc, err = add.Call(append(slices.Clone(l.acc), grads...)); err != nil {
+	// The running sums are donated (updated in place where the backend can):
+	// they are replaced by the result, so a model's worth of memory is saved.
+	sums := make([]any, 0, 2*n)
+	for _, t := range l.acc {
+		d, err := DonateTensorBuffer(t, l.Model.Backend(), 0)
+		if err != nil {
+			l.acc = nil
+			return 0, nil, fmt.Errorf("learner: accumulate gradients: %w", err)
+		}
+		sums = append(sums, d)
+	}
+	for _, t := range grads {
+		sums = append(sums, t)
+	}
+	if l.acc, err = add.Call(sums...); err != nil {
+		l.acc = nil
 		return 0, nil, fmt.Errorf("learner: accumulate gradients: %w", err)
 	}
 	return loss, extras, nil

@@ -126,6 +126,21 @@ func (m *Model) call(e *Exec, args ...*tensors.Tensor) ([]*tensors.Tensor, error
 	return out, nil
 }
 
+// callAny runs an executor on the weights followed by args, which may hold
+// donated buffers (DonateTensorBuffer) besides tensors.
+func (m *Model) callAny(e *Exec, args ...any) ([]*tensors.Tensor, error) {
+	in := make([]any, 0, len(m.weights)+len(args))
+	for _, w := range m.Weights() {
+		in = append(in, w)
+	}
+	in = append(in, args...)
+	out, err := e.Call(in...)
+	if err != nil {
+		return nil, fmt.Errorf("qwen3 on backend %s: %w", m.backend.Name(), err)
+	}
+	return out, nil
+}
+
 // Batch is a padded batch of sequences with its mask and positions.
 type Batch struct {
 	IDs, Mask, Positions *tensors.Tensor // [B, T] int32

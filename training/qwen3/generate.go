@@ -162,12 +162,19 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 		for r := range positions {
 			positions[r] = int32(lengths[r] + step)
 		}
-		rngOut := out[2]
-		caches := out[len(out)-2*L:]
-		args := []*tensors.Tensor{out[0], tensors.FromFlatDataAndDimensions(positions, bsz), promptMask,
-			tensors.FromScalar(int32(plen)), tensors.FromScalar(int32(plen + step)), rngOut}
-		args = append(args, caches...)
-		if out, err = m.call(decode, args...); err != nil {
+		// The KV caches are donated: nothing reads them after this step, so
+		// the backend may update them in place instead of copying every
+		// layer's cache per generated token.
+		args := []any{out[0], tensors.FromFlatDataAndDimensions(positions, bsz), promptMask,
+			tensors.FromScalar(int32(plen)), tensors.FromScalar(int32(plen + step)), out[2]}
+		for _, c := range out[len(out)-2*L:] {
+			d, err := DonateTensorBuffer(c, m.backend, 0)
+			if err != nil {
+				return nil, fmt.Errorf("qwen3: donate the KV cache: %w", err)
+			}
+			args = append(args, d)
+		}
+		if out, err = m.callAny(decode, args...); err != nil {
 			return nil, err
 		}
 	}

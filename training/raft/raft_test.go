@@ -2,7 +2,9 @@ package raft
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,6 +125,30 @@ func TestRAFTLearnsTinyTask(t *testing.T) {
 	first, last := hist[0], hist[3]
 	if last.SuccessRate < first.SuccessRate+0.40 || last.KeptRate < first.KeptRate+0.15 {
 		t.Errorf("no learning: success %.2f → %.2f, kept rate %.2f → %.2f", first.SuccessRate, last.SuccessRate, first.KeptRate, last.KeptRate)
+	}
+	// Every candidate of a cycle is recorded, the kept ones marked.
+	data, err := os.ReadFile(filepath.Join(dir, SamplesDir, "cycle-4.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, kept, successes := strings.Split(strings.TrimSpace(string(data)), "\n"), 0, 0
+	for _, l := range lines {
+		var r SampleRecord
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Kept {
+			kept++
+			if r.Reward < 0.5 {
+				t.Errorf("kept a sample with reward %g", r.Reward)
+			}
+		}
+		if r.Success {
+			successes++
+		}
+	}
+	if len(lines) != last.Total || kept != last.Kept || float64(successes) != math.Round(last.SuccessRate*float64(last.Total)) {
+		t.Errorf("samples file: %d lines, %d kept, %d successes; cycle %+v", len(lines), kept, successes, last)
 	}
 	logged, err := ReadLog(filepath.Join(dir, LogFile))
 	if err != nil || len(logged) != 4 || logged[3].Kept != last.Kept {

@@ -32,6 +32,8 @@ type Candidate struct {
 type Selected struct {
 	// Kept are the candidates to fine-tune on, best reward first.
 	Kept []Candidate
+	// KeptIndex[i] is the index of Kept[i] in Select's input.
+	KeptIndex []int
 	// Unique counts candidates left after deduplication.
 	Unique int
 	// AboveThreshold counts unique candidates with reward ≥ the threshold.
@@ -48,8 +50,8 @@ type Selected struct {
 func Select(cands []Candidate, cfg Config, seed uint64) Selected {
 	var out Selected
 	seen := map[[2]string]bool{}
-	var above []Candidate
-	for _, c := range cands {
+	var above []int // indexes into cands
+	for i, c := range cands {
 		if !cfg.KeepDuplicates {
 			key := [2]string{c.PromptID, c.Text}
 			if seen[key] {
@@ -59,34 +61,38 @@ func Select(cands []Candidate, cfg Config, seed uint64) Selected {
 		}
 		out.Unique++
 		if !math.IsNaN(c.Reward) && c.Reward >= cfg.RewardThreshold {
-			above = append(above, c)
+			above = append(above, i)
 		}
 	}
 	out.AboveThreshold = len(above)
 	rng := rand.New(rand.NewPCG(seed, 0x5241_4654)) // "RAFT"
 	rng.Shuffle(len(above), func(i, j int) { above[i], above[j] = above[j], above[i] })
-	byReward := func(a, b Candidate) int { return cmp.Compare(b.Reward, a.Reward) }
+	byReward := func(a, b int) int { return cmp.Compare(cands[b].Reward, cands[a].Reward) }
 	slices.SortStableFunc(above, byReward)
-	top := func(cs []Candidate) []Candidate {
-		n := int(math.Ceil(cfg.KeepTopFraction*float64(len(cs)) - 1e-9))
-		return cs[:min(max(n, 0), len(cs))]
+	top := func(idx []int) []int {
+		n := int(math.Ceil(cfg.KeepTopFraction*float64(len(idx)) - 1e-9))
+		return idx[:min(max(n, 0), len(idx))]
 	}
 	if cfg.Selection == PerPrompt {
-		groups := map[int][]Candidate{}
+		groups := map[int][]int{}
 		var order []int
-		for _, c := range above {
-			if _, ok := groups[c.Prompt]; !ok {
-				order = append(order, c.Prompt)
+		for _, i := range above {
+			p := cands[i].Prompt
+			if _, ok := groups[p]; !ok {
+				order = append(order, p)
 			}
-			groups[c.Prompt] = append(groups[c.Prompt], c)
+			groups[p] = append(groups[p], i)
 		}
 		for _, p := range order {
-			out.Kept = append(out.Kept, top(groups[p])...)
+			out.KeptIndex = append(out.KeptIndex, top(groups[p])...)
 		}
-		slices.SortStableFunc(out.Kept, byReward)
-		return out
+		slices.SortStableFunc(out.KeptIndex, byReward)
+	} else {
+		out.KeptIndex = slices.Clone(top(above))
 	}
-	out.Kept = slices.Clone(top(above))
+	for _, i := range out.KeptIndex {
+		out.Kept = append(out.Kept, cands[i])
+	}
 	return out
 }
 

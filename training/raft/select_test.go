@@ -55,6 +55,11 @@ func TestSelect(t *testing.T) {
 			if !slices.Equal(texts(got.Kept), tc.want) {
 				t.Errorf("kept %v, want %v", texts(got.Kept), tc.want)
 			}
+			for i, k := range got.KeptIndex {
+				if c := cands[k]; c.PromptID != got.Kept[i].PromptID || c.Text != got.Kept[i].Text || c.Reward != got.Kept[i].Reward {
+					t.Errorf("KeptIndex[%d] = %d is %+v, not the kept %+v", i, k, c, got.Kept[i])
+				}
+			}
 		})
 	}
 }

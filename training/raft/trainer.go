@@ -24,7 +24,44 @@ const (
 	LogFile = "raft_log.jsonl"
 	// StateFile records the completed cycles (what Resume continues from).
 	StateFile = "raft_state.json"
+	// SamplesDir holds cycle-N.jsonl per cycle: every candidate with its
+	// reward, verdict, verifier details and whether it was kept (SampleRecord).
+	SamplesDir = "samples"
 )
+
+// SampleRecord is one line of a cycle's samples file.
+type SampleRecord struct {
+	PromptID string  `json:"prompt_id"`
+	Text     string  `json:"text"`
+	Reward   float64 `json:"reward"`
+	Success  bool    `json:"success"`
+	Kept     bool    `json:"kept"`
+	Details  string  `json:"details,omitempty"`
+}
+
+// writeSamples records a cycle's candidates, in sampling order.
+func writeSamples(path string, cands []Candidate, sel Selected) error {
+	kept := make([]bool, len(cands))
+	for _, i := range sel.KeptIndex {
+		kept[i] = true
+	}
+	var buf []byte
+	for i, c := range cands {
+		r := c.Reward
+		if math.IsNaN(r) || math.IsInf(r, 0) {
+			r = 0 // JSON has no NaN; Details says why there was no score
+		}
+		line, err := json.Marshal(SampleRecord{PromptID: c.PromptID, Text: c.Text, Reward: r, Success: c.Success, Kept: kept[i], Details: c.Details})
+		if err != nil {
+			return err
+		}
+		buf = append(append(buf, line...), '\n')
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf, 0o644)
+}
 
 // CycleStats is what one cycle did; the log holds one per cycle.
 type CycleStats struct {
@@ -180,6 +217,9 @@ func (t *Trainer) cycle(ctx context.Context, c int) (CycleStats, error) {
 	st.SampleSeconds = time.Since(start).Seconds()
 	sel := Select(cands, cfg, uint64(cfg.Seed)+uint64(c))
 	summarize(&st, cands, sel)
+	if err := writeSamples(filepath.Join(cfg.OutputDir, SamplesDir, fmt.Sprintf("cycle-%d.jsonl", c+1)), cands, sel); err != nil {
+		return st, fmt.Errorf("raft: %w", err)
+	}
 
 	start = time.Now()
 	var samples []training.Sample

@@ -95,10 +95,9 @@ type Client struct {
 	opts ClientOptions
 	conn *websocket.Conn
 
-	mu        sync.Mutex // one call at a time
-	state     sqlenv.State
-	lastStats sqlenv.EpisodeStats
-	closed    bool
+	mu     sync.Mutex // one call at a time
+	seen   lastSeen   // state and stats from the observations received
+	closed bool
 
 	replies chan []byte   // read by the reader goroutine
 	done    chan struct{} // closed when the reader stops
@@ -252,8 +251,7 @@ func (c *Client) Reset(ctx context.Context, opts sqlenv.ResetOptions) (sqlenv.Ob
 	}
 	obs, err := r.observation()
 	if err == nil {
-		c.state = stateOf(obs)
-		noteStats(obs, &c.lastStats)
+		c.seen.observe(obs)
 	}
 	return obs, err
 }
@@ -268,8 +266,7 @@ func (c *Client) Step(ctx context.Context, a sqlenv.Action) (sqlenv.Observation,
 	}
 	obs, err := r.observation()
 	if err == nil {
-		c.state = stateOf(obs)
-		noteStats(obs, &c.lastStats)
+		c.seen.observe(obs)
 	}
 	return obs, err
 }
@@ -288,7 +285,7 @@ func stateOf(obs sqlenv.Observation) sqlenv.State {
 func (c *Client) State() sqlenv.State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.state
+	return c.seen.state
 }
 
 // RemoteState asks the server for the session's state.
@@ -318,7 +315,7 @@ func (c *Client) Stats() sqlenv.EpisodeStats {
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.CallTimeout)
 	defer cancel()
 	st, err := c.remoteState(ctx)
-	return statsOr(st, err, &c.mu, &c.lastStats)
+	return statsOr(st, err, &c.mu, &c.seen.stats)
 }
 
 // statsOr returns the state's stats, else the last known ones.
@@ -331,12 +328,21 @@ func statsOr(st stateJSON, err error, mu *sync.Mutex, last *sqlenv.EpisodeStats)
 	return *last
 }
 
-// noteStats keeps the stats of a final observation.
-func noteStats(obs sqlenv.Observation, last *sqlenv.EpisodeStats) {
+// lastSeen is what a client knows of its episode from the observations it
+// received (both transports keep one).
+type lastSeen struct {
+	state sqlenv.State
+	stats sqlenv.EpisodeStats // of the last final observation; zero after a reset
+}
+
+// observe records an observation: the state it implies and, for a final
+// observation, its stats.
+func (l *lastSeen) observe(obs sqlenv.Observation) {
+	l.state = stateOf(obs)
 	if st, ok := obs.Metadata[sqlenv.MetaStats].(sqlenv.EpisodeStats); ok {
-		*last = st
+		l.stats = st
 	} else if obs.StepCount == 0 {
-		*last = sqlenv.EpisodeStats{}
+		l.stats = sqlenv.EpisodeStats{}
 	}
 }
 

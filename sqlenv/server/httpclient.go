@@ -26,11 +26,10 @@ type HTTPClient struct {
 	base *url.URL
 	opts ClientOptions
 
-	mu        sync.Mutex
-	session   string
-	state     sqlenv.State
-	lastStats sqlenv.EpisodeStats
-	closed    bool
+	mu      sync.Mutex
+	session string
+	seen    lastSeen // state and stats from the observations received
+	closed  bool
 }
 
 // NewHTTPClient returns a client of the server at addr. It does not
@@ -126,8 +125,7 @@ func (c *HTTPClient) Reset(ctx context.Context, opts sqlenv.ResetOptions) (sqlen
 	c.session = res.SessionID
 	obs, err := res.observation()
 	if err == nil {
-		c.state = stateOf(obs)
-		noteStats(obs, &c.lastStats)
+		c.seen.observe(obs)
 	}
 	return obs, err
 }
@@ -152,8 +150,7 @@ func (c *HTTPClient) Step(ctx context.Context, a sqlenv.Action) (sqlenv.Observat
 	}
 	obs, err := res.observation()
 	if err == nil {
-		c.state = stateOf(obs)
-		noteStats(obs, &c.lastStats)
+		c.seen.observe(obs)
 	}
 	return obs, err
 }
@@ -162,7 +159,7 @@ func (c *HTTPClient) Step(ctx context.Context, a sqlenv.Action) (sqlenv.Observat
 func (c *HTTPClient) State() sqlenv.State {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.state
+	return c.seen.state
 }
 
 // RemoteState asks the server for the session's state (a fresh
@@ -189,7 +186,7 @@ func (c *HTTPClient) Stats() sqlenv.EpisodeStats {
 		return sqlenv.EpisodeStats{}
 	}
 	st, err := c.remoteState(ctx)
-	return statsOr(st, err, &c.mu, &c.lastStats)
+	return statsOr(st, err, &c.mu, &c.seen.stats)
 }
 
 // Close deletes the session on the server.

@@ -116,14 +116,11 @@ func (m *Model) exec(key string, fn func(g *Graph, inputs []*Node) []*Node) (*Ex
 
 // call runs an executor on the weights followed by args.
 func (m *Model) call(e *Exec, args ...*tensors.Tensor) ([]*tensors.Tensor, error) {
-	in := make([]*tensors.Tensor, 0, len(m.weights)+len(args))
-	in = append(in, m.Weights()...)
-	in = append(in, args...)
-	out, err := e.Call(in)
-	if err != nil {
-		return nil, fmt.Errorf("qwen3 on backend %s: %w", m.backend.Name(), err)
+	in := make([]any, len(args))
+	for i, t := range args {
+		in[i] = t
 	}
-	return out, nil
+	return m.callAny(e, in...)
 }
 
 // callAny runs an executor on the weights followed by args, which may hold

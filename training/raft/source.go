@@ -123,14 +123,11 @@ func (s *PromptSource) Candidates(ctx context.Context, req Request) ([]Candidate
 			if err != nil {
 				return nil, fmt.Errorf("raft: decode a completion of prompt %s: %w", s.promptID(p), err)
 			}
-			sample := training.Sample{IDs: append(append([]int32{}, encoded[p]...), toks...), Episode: r}
-			sample.Mask = make([]int32, len(sample.IDs))
-			sample.LogProbs = make([]float32, len(sample.IDs))
-			for j := range toks {
-				sample.Mask[len(encoded[p])+j] = 1
-				sample.LogProbs[len(encoded[p])+j] = gen.LogProbs[k][j]
-			}
-			cands[r] = Candidate{Prompt: p, PromptID: s.promptID(p), Text: text, Samples: []training.Sample{sample}}
+			// One single-turn episode: training.Samples masks the completion only.
+			turn := training.Turn{PromptIDs: encoded[p], CompletionIDs: toks, LogProbs: gen.LogProbs[k]}
+			samples := training.Samples([]*training.Episode{{Turns: []training.Turn{turn}}})
+			samples[0].Episode = r
+			cands[r] = Candidate{Prompt: p, PromptID: s.promptID(p), Text: text, Samples: samples}
 		}
 	}
 	promptTexts, codes := make([]string, rows), make([]string, rows)

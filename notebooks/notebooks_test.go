@@ -51,8 +51,9 @@ func TestNotebooksExecute(t *testing.T) {
 	cmd := exec.Command("bash", "run.sh", names[0], names[1])
 	cmd.Dir = "."
 	cmd.Env = append(os.Environ(),
-		"GOSQLENV_MAX_STEPS=2", "GOSQLENV_SFT_MAX_QUESTIONS=6", "GOSQLENV_SFT_EPOCHS=1", "GOSQLENV_MAX_EVAL_QUESTIONS=3",
-		"GOSQLENV_NUM_GENERATIONS=2", "GOSQLENV_GRADIENT_ACCUMULATION_STEPS=1")
+		"GOSQLENV_MAX_STEPS=2", "GOSQLENV_EVAL_STEPS=1", "GOSQLENV_SFT_MAX_QUESTIONS=6", "GOSQLENV_SFT_EPOCHS=1",
+		"GOSQLENV_MAX_EVAL_QUESTIONS=3", "GOSQLENV_EVAL_SAMPLES=2",
+		"GOSQLENV_NUM_GENERATIONS=2", "GOSQLENV_PER_DEVICE_TRAIN_BATCH_SIZE=2", "GOSQLENV_GRADIENT_ACCUMULATION_STEPS=1")
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	t.Logf("notebooks executed in %v", time.Since(start).Round(time.Second))
@@ -85,10 +86,38 @@ func TestNotebooksExecute(t *testing.T) {
 		}
 		wantPNG := 0
 		if name == "train_grpo.ipynb" {
-			wantPNG = 2 // learning curves and the SFT loss
+			wantPNG = 3 // success per split, GRPO's learning curves and the SFT loss
+			checkEvalSummary(t, filepath.Join("outputs", "tiny", "eval_summary.json"))
 		}
 		if counts["image/png"] < wantPNG || counts["text/html"] < 3 {
 			t.Errorf("%s: outputs by type %v, want ≥ %d image/png and ≥ 3 text/html", name, counts, wantPNG)
+		}
+	}
+}
+
+// checkEvalSummary checks that the run wrote eval_summary.json with every
+// split and policy, 3 questions each (GOSQLENV_MAX_EVAL_QUESTIONS).
+func checkEvalSummary(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the training notebook wrote no evaluation summary: %v", err)
+	}
+	var s map[string]map[string]struct {
+		Greedy    *float64 `json:"greedy_success"`
+		Sampled   *float64 `json:"sampled_success"`
+		SE        *float64 `json:"sampled_success_se"`
+		Questions int      `json:"questions"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	for _, split := range []string{"train", "heldout_questions", "unseen_databases"} {
+		for _, policy := range []string{"random", "untrained", "sft", "grpo"} {
+			r, ok := s[split][policy]
+			if !ok || r.Greedy == nil || r.Sampled == nil || r.SE == nil || r.Questions != 3 {
+				t.Errorf("%s: %s/%s = %+v, want all fields and 3 questions", path, split, policy, r)
+			}
 		}
 	}
 }

@@ -27,9 +27,13 @@ const (
 
 // Advantages computes GRPO's group-relative advantages: each reward minus
 // its group's mean, divided (scale) by the group's or the batch's standard
-// deviation (unbiased, as torch.std) plus 1e-4. It also returns the fraction
-// of episodes whose group has zero reward spread (no learning signal).
-func Advantages(rewards []float64, groups []int, scale string) (adv []float64, fracZeroStd float64, err error) {
+// deviation (unbiased, as torch.std) plus 1e-4. A group whose standard
+// deviation is 0, or below minStd, carries no learning signal: its
+// advantages are 0 (with minStd > 0 this keeps reward noise, such as small
+// operational differences between failed episodes, from being scaled up
+// into full-size advantages). It also returns the fraction of episodes in
+// such groups (TRL's frac_reward_zero_std).
+func Advantages(rewards []float64, groups []int, scale string, minStd float64) (adv []float64, fracZeroStd float64, err error) {
 	if len(groups) != len(rewards) {
 		return nil, 0, fmt.Errorf("advantages: %d rewards but %d group ids", len(rewards), len(groups))
 	}
@@ -54,8 +58,9 @@ func Advantages(rewards []float64, groups []int, scale string) (adv []float64, f
 	for i, r := range rewards {
 		g := groups[i]
 		gstd := std(sq[g], n[g])
-		if gstd == 0 {
+		if gstd == 0 || gstd < minStd {
 			zero++
+			continue // adv[i] = 0: no signal in this group
 		}
 		a := r - sum[g]/float64(n[g])
 		switch scale {

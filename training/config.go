@@ -43,6 +43,12 @@ type GRPOConfig struct {
 	// Default false: the chat template gets an empty think block, as the
 	// reference run (/no_think); turning it on costs many tokens per turn.
 	EnableThinking bool `json:"enable_thinking" yaml:"enable_thinking" help:"let Qwen3 think before each action"`
+	// SystemPrompt is the system message of every episode, in rollouts, SFT
+	// trajectories and evaluation alike. If "" (default), GetSystemPrompt's
+	// text (the actions, the reply format and a strategy, ~310 Qwen tokens).
+	// A small model trained from scratch does better with a one-line prompt:
+	// the prompt is part of every sequence it is trained and sampled on.
+	SystemPrompt string `json:"system_prompt" yaml:"system_prompt" help:"system message of every episode; empty means the built-in prompt"`
 
 	// ---- Data ----
 
@@ -64,12 +70,29 @@ type GRPOConfig struct {
 	// medium, hard). Default [easy, medium]; empty keeps all. The reference
 	// found hard (3+ table) questions out of reach of small models.
 	DifficultyFilter []string `json:"difficulty_filter" yaml:"difficulty_filter" help:"comma-separated difficulties to train on (easy, medium, hard); empty keeps all"`
-	// MaxTrainQuestions caps the training questions (after filtering, in file
-	// order). Default 0 = all.
-	MaxTrainQuestions int `json:"max_train_questions" yaml:"max_train_questions" help:"cap on training questions; 0 means all"`
-	// MaxEvalQuestions caps the evaluation questions. Default 50 (the
-	// reference's evaluation size); 0 = all.
-	MaxEvalQuestions int `json:"max_eval_questions" yaml:"max_eval_questions" help:"cap on evaluation questions; 0 means all"`
+	// TrainDatabases keeps only the training questions of these databases
+	// (names as in the questions file's database_name). Default [] = every
+	// database of the training file. Evaluation databases are not affected.
+	TrainDatabases []string `json:"train_databases" yaml:"train_databases" help:"comma-separated databases to train on; empty means all of the training file"`
+	// HeldoutFraction is the fraction of each training database's questions
+	// (after the filters) kept out of training and evaluated as the
+	// "heldout_questions" split: same databases and question kinds, other
+	// constants. Which questions is fixed by a hash of their ids (the same
+	// for every seed and file order). Default 0.2; 0 holds none out.
+	HeldoutFraction float64 `json:"heldout_fraction" yaml:"heldout_fraction" help:"fraction of each training database's questions held out for evaluation"`
+	// MaxTrainQuestions caps the training questions (after filtering and
+	// holding out), taken in turn from each database so that every database
+	// keeps its share. Default 0 = all.
+	MaxTrainQuestions int `json:"max_train_questions" yaml:"max_train_questions" help:"cap on training questions, spread over the databases; 0 means all"`
+	// MaxEvalQuestions caps the questions of each evaluation split (training
+	// questions, held-out questions, unseen databases), spread over the
+	// databases. Default 50 (the reference's evaluation size); 0 = all.
+	MaxEvalQuestions int `json:"max_eval_questions" yaml:"max_eval_questions" help:"cap on the questions of each evaluation split; 0 means all"`
+	// EvalSamples is the number of episodes sampled per question at the
+	// training temperature when evaluating (besides one greedy episode), for
+	// the sampled success rate and its standard error. Default 4; 0 = greedy
+	// only.
+	EvalSamples int `json:"eval_samples" yaml:"eval_samples" help:"sampled evaluation episodes per question (at the training temperature); 0 means greedy only"`
 
 	// ---- Environment ----
 
@@ -175,6 +198,14 @@ type GRPOConfig struct {
 	// (normalised progress toward the gold result), operational (per-step
 	// signals). Default all three.
 	RewardFuncs []string `json:"reward_funcs" yaml:"reward_funcs" help:"comma-separated reward functions: correctness, progress, operational"`
+	// MinGroupRewardStd is the reward spread (standard deviation within a
+	// group) below which a group is taken to carry no signal: its advantages
+	// are 0, and its episodes count in frac_reward_zero_std. Default 0.02,
+	// about four times the spread that the operational reward alone gives a
+	// group whose episodes all fail (≈ 0.005): dividing such noise by its own
+	// std would turn it into full-size ±1 advantages. 0 keeps TRL's rule
+	// (only exactly equal rewards carry no signal).
+	MinGroupRewardStd float64 `json:"min_group_reward_std" yaml:"min_group_reward_std" help:"groups whose reward std is below this get zero advantage; 0 means only equal rewards"`
 	// RewardWeights weights RewardFuncs. Default [] = 1 each; otherwise it
 	// must have one weight per reward function.
 	RewardWeights []float64 `json:"reward_weights" yaml:"reward_weights" help:"comma-separated weights, one per reward function; empty means 1 each"`
@@ -187,8 +218,11 @@ type GRPOConfig struct {
 	// SaveSteps is the number of steps between checkpoints. Default 0 = save
 	// only at the end.
 	SaveSteps int `json:"save_steps" yaml:"save_steps" help:"optimizer steps between checkpoints; 0 means only at the end"`
-	// EvalSteps is the number of steps between evaluations on the eval
-	// questions. Default 0 = no evaluation during training.
+	// EvalSteps is the number of GRPO steps between greedy evaluations on
+	// every split (training, held-out and unseen-database questions, up to
+	// max_eval_questions each), logged as eval/<split>/greedy_success; the
+	// last step is always evaluated. Default 0 = no evaluation during
+	// training.
 	EvalSteps int `json:"eval_steps" yaml:"eval_steps" help:"optimizer steps between evaluations; 0 means off"`
 	// Seed seeds question order and sampling; runs with the same seed and
 	// config are reproducible. Default 42.
@@ -209,9 +243,17 @@ type GRPOConfig struct {
 	SFTEpochs int `json:"sft_epochs" yaml:"sft_epochs" help:"passes over the warm-up trajectories"`
 	// SFTLearningRate is the warm-up learning rate. Default 1e-4.
 	SFTLearningRate float64 `json:"sft_learning_rate" yaml:"sft_learning_rate" help:"warm-up learning rate"`
-	// SFTMaxQuestions caps the questions turned into warm-up trajectories.
-	// Default 120 (the reference's count); 0 = all.
-	SFTMaxQuestions int `json:"sft_max_questions" yaml:"sft_max_questions" help:"cap on warm-up trajectories; 0 means all"`
+	// SFTMaxQuestions caps the training questions turned into warm-up
+	// trajectories, taken in turn from each database (the same questions
+	// GRPO trains on, or a spread subset of them). Default 120 (the
+	// reference's count); 0 = all.
+	SFTMaxQuestions int `json:"sft_max_questions" yaml:"sft_max_questions" help:"cap on warm-up trajectories, spread over the databases; 0 means all"`
+	// SFTBatchSize is the number of turns (samples) per warm-up optimizer
+	// step, independent of GRPO's batch. Default 8.
+	SFTBatchSize int `json:"sft_batch_size" yaml:"sft_batch_size" help:"warm-up samples per optimizer step"`
+	// SFTGradientAccumulationSteps splits each warm-up step into this many
+	// micro-batches (less memory, same result). Default 1.
+	SFTGradientAccumulationSteps int `json:"sft_gradient_accumulation_steps" yaml:"sft_gradient_accumulation_steps" help:"micro-batches per warm-up optimizer step"`
 }
 
 // DefaultGRPOConfig returns the defaults documented on each field.
@@ -222,7 +264,10 @@ func DefaultGRPOConfig() GRPOConfig {
 
 		OutputDir:        "outputs/grpo",
 		DifficultyFilter: []string{"easy", "medium"},
+		TrainDatabases:   []string{},
+		HeldoutFraction:  0.2,
 		MaxEvalQuestions: 50,
+		EvalSamples:      4,
 
 		StepBudget:     10,
 		HistoryPairs:   3,
@@ -250,6 +295,7 @@ func DefaultGRPOConfig() GRPOConfig {
 		NumIterations:             1,
 		RewardFuncs:               []string{"correctness", "progress", "operational"},
 		RewardWeights:             []float64{},
+		MinGroupRewardStd:         0.02,
 
 		LoggingSteps: 10,
 		Seed:         42,
@@ -258,6 +304,9 @@ func DefaultGRPOConfig() GRPOConfig {
 		SFTEpochs:       2,
 		SFTLearningRate: 1e-4,
 		SFTMaxQuestions: 120,
+		SFTBatchSize:    8,
+
+		SFTGradientAccumulationSteps: 1,
 	}
 }
 
@@ -322,8 +371,12 @@ func (c *GRPOConfig) Validate() error {
 			bad("difficulty_filter", strconv.Quote(d), "unknown difficulty: must be easy, medium or hard")
 		}
 	}
+	if !(c.HeldoutFraction >= 0 && c.HeldoutFraction < 1) {
+		bad("heldout_fraction", c.HeldoutFraction, "must be in [0, 1)")
+	}
 	atLeast("max_train_questions", c.MaxTrainQuestions, 0)
 	atLeast("max_eval_questions", c.MaxEvalQuestions, 0)
+	atLeast("eval_samples", c.EvalSamples, 0)
 
 	// Environment.
 	atLeast("step_budget", c.StepBudget, 1)
@@ -388,6 +441,7 @@ func (c *GRPOConfig) Validate() error {
 			bad("reward_funcs", strconv.Quote(f), "listed twice")
 		}
 	}
+	nonNegative("min_group_reward_std", c.MinGroupRewardStd)
 	if len(c.RewardWeights) != 0 && len(c.RewardWeights) != len(c.RewardFuncs) {
 		bad("reward_weights", c.RewardWeights, "has %d weights but reward_funcs has %d functions: give one weight per function, or none (1 each)",
 			len(c.RewardWeights), len(c.RewardFuncs))
@@ -402,6 +456,8 @@ func (c *GRPOConfig) Validate() error {
 	if c.SFTEnabled {
 		atLeast("sft_epochs", c.SFTEpochs, 1)
 		positive("sft_learning_rate", c.SFTLearningRate)
+		atLeast("sft_batch_size", c.SFTBatchSize, 1)
+		atLeast("sft_gradient_accumulation_steps", c.SFTGradientAccumulationSteps, 1)
 	}
 	atLeast("sft_max_questions", c.SFTMaxQuestions, 0)
 	return errors.Join(errs...)

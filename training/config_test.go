@@ -13,16 +13,17 @@ func TestDefaultGRPOConfigMatchesSpec(t *testing.T) {
 	want := GRPOConfig{
 		ModelName: "Qwen/Qwen3-1.7B", Backend: "", Precision: "bfloat16", EnableThinking: false,
 		QuestionsPath: "", EvalQuestionsPath: "", DBDir: "", OutputDir: "outputs/grpo",
-		DifficultyFilter: []string{"easy", "medium"}, MaxTrainQuestions: 0, MaxEvalQuestions: 50,
+		DifficultyFilter: []string{"easy", "medium"}, TrainDatabases: []string{}, HeldoutFraction: 0.2,
+		MaxTrainQuestions: 0, MaxEvalQuestions: 50, EvalSamples: 4,
 		StepBudget: 10, HistoryPairs: 3, MaxResultChars: 1200,
 		MaxNewTokens: 256, MaxCompletionLength: 1024, Temperature: 1.0, TopP: 1.0, TopK: 0, LengthBucket: 64,
 		NumGenerations: 4, PerDeviceTrainBatchSize: 2, GradientAccumulationSteps: 4, NumTrainEpochs: 1, MaxSteps: 0,
 		LearningRate: 5e-6, AdamBeta1: 0.9, AdamBeta2: 0.999, AdamEpsilon: 1e-8, WeightDecay: 0, MaxGradNorm: 1.0,
 		WarmupRatio: 0, WarmupSteps: 0, LRSchedulerType: "linear", Beta: 0, Epsilon: 0.2, EpsilonHigh: 0,
 		LossType: "dapo", ScaleRewards: "group", NumIterations: 1,
-		RewardFuncs: []string{"correctness", "progress", "operational"}, RewardWeights: []float64{},
+		RewardFuncs: []string{"correctness", "progress", "operational"}, RewardWeights: []float64{}, MinGroupRewardStd: 0.02,
 		LoggingSteps: 10, SaveSteps: 0, EvalSteps: 0, Seed: 42, ResumeFromCheckpoint: "",
-		SFTEnabled: true, SFTEpochs: 2, SFTLearningRate: 1e-4, SFTMaxQuestions: 120,
+		SFTEnabled: true, SFTEpochs: 2, SFTLearningRate: 1e-4, SFTMaxQuestions: 120, SFTBatchSize: 8, SFTGradientAccumulationSteps: 1,
 	}
 	got := DefaultGRPOConfig()
 	if !reflect.DeepEqual(got, want) {
@@ -297,6 +298,11 @@ func TestGRPOConfigValidate(t *testing.T) {
 		{"sft_epochs", func(c *GRPOConfig) { c.SFTEpochs = 0 }, "sft_epochs = 0: must be at least 1"},
 		{"sft_learning_rate", func(c *GRPOConfig) { c.SFTLearningRate = 0 }, "sft_learning_rate = 0: must be > 0"},
 		{"sft_max_questions", func(c *GRPOConfig) { c.SFTMaxQuestions = -1 }, "sft_max_questions = -1: must be at least 0"},
+		{"sft_batch_size", func(c *GRPOConfig) { c.SFTBatchSize = 0 }, "sft_batch_size = 0: must be at least 1"},
+		{"sft_gradient_accumulation_steps", func(c *GRPOConfig) { c.SFTGradientAccumulationSteps = 0 }, "sft_gradient_accumulation_steps = 0: must be at least 1"},
+		{"heldout_fraction", func(c *GRPOConfig) { c.HeldoutFraction = 1 }, "heldout_fraction = 1: must be in [0, 1)"},
+		{"eval_samples", func(c *GRPOConfig) { c.EvalSamples = -1 }, "eval_samples = -1: must be at least 0"},
+		{"min_group_reward_std", func(c *GRPOConfig) { c.MinGroupRewardStd = -0.1 }, "min_group_reward_std = -0.1: must be >= 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultGRPOConfig()

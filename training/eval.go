@@ -2,8 +2,17 @@ package training
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
 )
 
 // EvaluateModel plays one greedy episode per question with the roller's
@@ -48,4 +57,241 @@ func EvalReportOf(episodes []*Episode) sqlenv.EvalReport {
 		rep.SuccessRate, rep.AvgReward, rep.AvgSteps = float64(correct)/n, reward/n, float64(steps)/n
 	}
 	return rep
+}
+
+// The policies of an evaluation summary, in reporting order.
+const (
+	PolicyRandom    = "random"    // sqlenv's random policy
+	PolicyUntrained = "untrained" // the model before any training
+	PolicySFT       = "sft"       // after the SFT warm-up
+	PolicyGRPO      = "grpo"      // after SFT and GRPO
+)
+
+// Policies lists the policies of an evaluation summary in reporting order.
+var Policies = []string{PolicyRandom, PolicyUntrained, PolicySFT, PolicyGRPO}
+
+// EvalSummaryFile is the name of the machine-readable evaluation summary in
+// a run's output directory.
+const EvalSummaryFile = "eval_summary.json"
+
+// SplitResult is one policy's evaluation on one split: one greedy episode
+// per question, and eval_samples episodes per question sampled at the
+// training temperature. Success rates are fractions in [0, 1].
+type SplitResult struct {
+	// GreedySuccess is the success rate of the greedy episodes. The random
+	// policy has no greedy mode: its first episode per question counts.
+	GreedySuccess float64 `json:"greedy_success"`
+	// SampledSuccess is the success rate of the sampled episodes (NaN-free:
+	// equal to GreedySuccess when eval_samples is 0).
+	SampledSuccess float64 `json:"sampled_success"`
+	// SampledSuccessSE is the standard error of SampledSuccess over its
+	// episodes, sqrt(p(1−p)/n).
+	SampledSuccessSE float64 `json:"sampled_success_se"`
+	// Questions is the number of questions evaluated.
+	Questions int `json:"questions"`
+	// SampledEpisodes is the number of sampled episodes (questions ×
+	// eval_samples).
+	SampledEpisodes int `json:"sampled_episodes"`
+	// Temperature is the sampling temperature of the sampled episodes.
+	Temperature float64 `json:"temperature"`
+
+	// Greedy and Sampled hold the episodes with their transcripts.
+	Greedy  sqlenv.EvalReport `json:"-"`
+	Sampled sqlenv.EvalReport `json:"-"`
+}
+
+// String reads like "greedy 45.0 %, sampled 41.3 ± 3.9 % (40 questions)".
+func (r SplitResult) String() string {
+	return fmt.Sprintf("greedy %.1f %%, sampled %.1f ± %.1f %% (%d questions)", 100*r.GreedySuccess, 100*r.SampledSuccess, 100*r.SampledSuccessSE, r.Questions)
+}
+
+// EvalSummary maps split → policy → result; it is what eval_summary.json
+// holds.
+type EvalSummary map[string]map[string]SplitResult
+
+// Set records one policy's results per split.
+func (s EvalSummary) Set(policy string, bySplit map[string]SplitResult) {
+	for split, r := range bySplit {
+		if s[split] == nil {
+			s[split] = map[string]SplitResult{}
+		}
+		s[split][policy] = r
+	}
+}
+
+// ReadEvalSummary reads dir's eval_summary.json; a missing file is an empty
+// summary.
+func ReadEvalSummary(dir string) (EvalSummary, error) {
+	s := EvalSummary{}
+	b, err := os.ReadFile(filepath.Join(dir, EvalSummaryFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, EvalSummaryFile), err)
+	}
+	return s, nil
+}
+
+// RecordEvaluation adds one policy's results to dir's eval_summary.json
+// (keeping the other policies' entries) and writes the transcripts to
+// eval_<policy>.json beside it. It returns the updated summary.
+func RecordEvaluation(dir, policy string, bySplit map[string]SplitResult) (EvalSummary, error) {
+	s, err := ReadEvalSummary(dir)
+	if err != nil {
+		return nil, err
+	}
+	s.Set(policy, bySplit)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := writeJSON(filepath.Join(dir, EvalSummaryFile), s); err != nil {
+		return nil, err
+	}
+	transcripts := map[string]map[string]sqlenv.EvalReport{}
+	for split, r := range bySplit {
+		transcripts[split] = map[string]sqlenv.EvalReport{"greedy": r.Greedy, "sampled": r.Sampled}
+	}
+	return s, writeJSON(filepath.Join(dir, "eval_"+policy+".json"), transcripts)
+}
+
+// ReadTranscripts reads the episodes RecordEvaluation wrote for policy:
+// split → "greedy" or "sampled" → report.
+func ReadTranscripts(dir, policy string) (map[string]map[string]sqlenv.EvalReport, error) {
+	var t map[string]map[string]sqlenv.EvalReport
+	b, err := os.ReadFile(filepath.Join(dir, "eval_"+policy+".json"))
+	if err != nil {
+		return nil, err
+	}
+	return t, json.Unmarshal(b, &t)
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", " ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// splitResult summarises greedy and sampled reports.
+func splitResult(questions int, temperature float64, greedy, sampled sqlenv.EvalReport) SplitResult {
+	r := SplitResult{Questions: questions, Temperature: temperature, Greedy: greedy, Sampled: sampled,
+		GreedySuccess: greedy.SuccessRate, SampledSuccess: greedy.SuccessRate, SampledEpisodes: len(greedy.Episodes)}
+	if len(sampled.Episodes) > 0 {
+		r.SampledSuccess, r.SampledEpisodes = sampled.SuccessRate, len(sampled.Episodes)
+	}
+	p, n := r.SampledSuccess, float64(r.SampledEpisodes)
+	if n > 0 {
+		r.SampledSuccessSE = math.Sqrt(p * (1 - p) / n)
+	}
+	return r
+}
+
+// EvaluateSplits evaluates a policy on every split (Splits): the model
+// (policy "untrained", "sft", "grpo" or any other name) with one greedy
+// episode per question and eval_samples episodes sampled at the training
+// temperature, or PolicyRandom with sqlenv's random policy. Splits without
+// questions are left out.
+func (p *Pipeline) EvaluateSplits(ctx context.Context, policy string) (map[string]SplitResult, error) {
+	out := map[string]SplitResult{}
+	for _, split := range Splits {
+		qs, err := p.EvalQuestions(split)
+		if err != nil {
+			return nil, err
+		}
+		if len(qs) == 0 {
+			continue
+		}
+		var r SplitResult
+		if policy == PolicyRandom {
+			r, err = p.evaluateRandom(ctx, qs)
+		} else {
+			r, err = p.evaluateModel(ctx, qs)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("evaluate %s on %s: %w", policy, split, withOOMHint(err))
+		}
+		out[split] = r
+	}
+	return out, nil
+}
+
+func (p *Pipeline) evaluateModel(ctx context.Context, qs []dataset.QuestionRecord) (SplitResult, error) {
+	if p.Roller == nil {
+		return SplitResult{}, errors.New("no model loaded")
+	}
+	ids := QuestionIDs(qs)
+	greedy, err := EvaluateModel(ctx, p.Roller, ids)
+	if err != nil {
+		return SplitResult{}, err
+	}
+	var sampled sqlenv.EvalReport
+	if k := p.Config.EvalSamples; k > 0 {
+		episodes, _, err := p.Roller.RolloutWith(ctx, ids, k, p.Config.Temperature)
+		if err != nil {
+			return SplitResult{}, err
+		}
+		sampled = EvalReportOf(episodes)
+	}
+	return splitResult(len(qs), p.Config.Temperature, greedy, sampled), nil
+}
+
+func (p *Pipeline) evaluateRandom(ctx context.Context, qs []dataset.QuestionRecord) (SplitResult, error) {
+	env, err := sqlenv.New(sqlenv.Config{Questions: qs, Databases: p.Databases, StepBudget: p.Config.StepBudget})
+	if err != nil {
+		return SplitResult{}, err
+	}
+	defer env.Close()
+	policy := sqlenv.NewRandomPolicy(uint64(p.Config.Seed))
+	greedy, err := sqlenv.Evaluate(ctx, env, policy, len(qs))
+	if err != nil {
+		return SplitResult{}, err
+	}
+	var sampled sqlenv.EvalReport
+	if k := p.Config.EvalSamples; k > 0 {
+		if sampled, err = sqlenv.Evaluate(ctx, env, policy, k*len(qs)); err != nil {
+			return SplitResult{}, err
+		}
+	}
+	return splitResult(len(qs), 1, greedy, sampled), nil
+}
+
+// Table renders the summary as aligned text: one row per split and policy
+// (in Splits and Policies order, other policies after them).
+func (s EvalSummary) Table() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-18s %-10s %9s %18s %9s\n", "split", "policy", "greedy", "sampled ± se", "questions")
+	for _, split := range Splits {
+		for _, policy := range s.policies(split) {
+			r := s[split][policy]
+			fmt.Fprintf(&b, "%-18s %-10s %8.1f%% %11.1f ± %4.1f%% %9d\n", split, policy, 100*r.GreedySuccess, 100*r.SampledSuccess, 100*r.SampledSuccessSE, r.Questions)
+		}
+	}
+	return b.String()
+}
+
+// policies lists the policies recorded for split: Policies first, then
+// others by name.
+func (s EvalSummary) policies(split string) []string {
+	var out, extra []string
+	for _, p := range Policies {
+		if _, ok := s[split][p]; ok {
+			out = append(out, p)
+		}
+	}
+	for p := range s[split] {
+		if !slices.Contains(Policies, p) {
+			extra = append(extra, p)
+		}
+	}
+	slices.Sort(extra)
+	return append(out, extra...)
 }

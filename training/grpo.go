@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -32,6 +33,10 @@ type GRPOTrainer struct {
 	Log *RunLog
 	// TokenizerDir, when set, is copied into checkpoints with the weights.
 	TokenizerDir string
+	// Evaluate, when set, runs every eval_steps optimizer steps; the metrics
+	// it returns (e.g. "eval/train/greedy_success") join that step's record.
+	// Pipeline.NewGRPO sets it to a greedy evaluation on every split.
+	Evaluate func(ctx context.Context) (Metrics, error)
 
 	ref []*tensors.Tensor // frozen reference weights when beta > 0
 }
@@ -119,6 +124,12 @@ func (t *GRPOTrainer) Train(ctx context.Context) error {
 	total := t.TotalSteps()
 	for s := t.Learner.Steps; s < total; s++ {
 		m, err := t.Step(ctx, s)
+		if err == nil && t.Evaluate != nil && t.Config.EvalSteps > 0 && ((s+1)%t.Config.EvalSteps == 0 || s+1 == total) {
+			var em Metrics
+			if em, err = t.Evaluate(ctx); err == nil {
+				maps.Copy(m, em)
+			}
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				if _, serr := t.SaveCheckpoint(); serr != nil {
@@ -165,7 +176,7 @@ func (t *GRPOTrainer) Step(ctx context.Context, s int) (Metrics, error) {
 	for i, e := range episodes {
 		groups[i] = e.Group
 	}
-	adv, zeroStd, err := Advantages(total, groups, cfg.ScaleRewards)
+	adv, zeroStd, err := Advantages(total, groups, cfg.ScaleRewards, cfg.MinGroupRewardStd)
 	if err != nil {
 		return nil, err
 	}

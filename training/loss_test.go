@@ -15,7 +15,7 @@ func TestAdvantages(t *testing.T) {
 	// Two groups: {1, 0, 1, 0} and {0.5, 0.5}.
 	rewards := []float64{1, 0, 1, 0, 0.5, 0.5}
 	groups := []int{0, 0, 0, 0, 1, 1}
-	adv, zero, err := Advantages(rewards, groups, ScaleGroup)
+	adv, zero, err := Advantages(rewards, groups, ScaleGroup, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,16 +29,49 @@ func TestAdvantages(t *testing.T) {
 	if !near(zero, 2.0/6, 1e-12) {
 		t.Fatalf("frac_reward_zero_std %g, want 1/3", zero)
 	}
-	adv, _, _ = Advantages(rewards, groups, ScaleNone)
+	adv, _, _ = Advantages(rewards, groups, ScaleNone, 0)
 	if adv[0] != 0.5 || adv[1] != -0.5 || adv[4] != 0 {
 		t.Fatalf("no scaling: %v", adv)
 	}
-	adv, _, _ = Advantages(rewards, groups, ScaleBatch)
+	adv, _, _ = Advantages(rewards, groups, ScaleBatch, 0)
 	if !near(adv[0], 0.5/(math.Sqrt(variance(rewards))+1e-4), 1e-12) {
 		t.Fatalf("batch scaling: %v", adv)
 	}
-	if _, _, err := Advantages(rewards, groups, "rank"); err == nil {
+	if _, _, err := Advantages(rewards, groups, "rank", 0); err == nil {
 		t.Fatal("unknown scaling accepted")
+	}
+}
+
+// TestAdvantagesNoiseThreshold: a group of failed episodes whose rewards
+// differ only by operational noise (std ≈ 0.005) gets zero advantages under
+// the threshold instead of ±1, and counts as carrying no signal; a group
+// with a success keeps its scaled advantages.
+func TestAdvantagesNoiseThreshold(t *testing.T) {
+	rewards := []float64{0.010, 0.002, 0.008, 0.0, 1.2, 0.01, 0.0, 0.005}
+	groups := []int{0, 0, 0, 0, 1, 1, 1, 1}
+	noisy, zero, err := Advantages(rewards, groups, ScaleGroup, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if zero != 0 || math.Abs(noisy[0]) < 0.8 {
+		t.Fatalf("without a threshold the noise group should get full-size advantages: %v (zero std %g)", noisy, zero)
+	}
+	adv, zero, err := Advantages(rewards, groups, ScaleGroup, 0.02)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ {
+		if adv[i] != 0 {
+			t.Fatalf("noise group advantage %d = %g, want 0", i, adv[i])
+		}
+	}
+	for i := 4; i < 8; i++ {
+		if adv[i] != noisy[i] {
+			t.Fatalf("signal group advantage %d = %g, want %g (unchanged)", i, adv[i], noisy[i])
+		}
+	}
+	if zero != 0.5 {
+		t.Fatalf("frac_reward_zero_std %g, want 0.5", zero)
 	}
 }
 

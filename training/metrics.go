@@ -46,6 +46,10 @@ func NewRunLog(dir string, loggingSteps int, progress io.Writer) (*RunLog, error
 // Path is the metrics file.
 func (l *RunLog) Path() string { return l.path }
 
+// Total is the number of steps of the run being logged, as last given to
+// Add (0 before the first step).
+func (l *RunLog) Total() int { return l.total }
+
 // Add records one step's metrics; total is the number of steps of the run.
 func (l *RunLog) Add(m Metrics, total int) error {
 	l.window = append(l.window, m)
@@ -59,16 +63,22 @@ func (l *RunLog) Add(m Metrics, total int) error {
 	return nil
 }
 
-// Flush logs the average of the steps not yet logged.
+// Flush logs the average of the steps not yet logged. Each metric is
+// averaged over the steps that report it: a metric measured only on some
+// steps (the periodic evaluation) keeps its value.
 func (l *RunLog) Flush() error {
 	if len(l.window) == 0 {
 		return nil
 	}
-	rec := Metrics{}
+	rec, count := Metrics{}, map[string]int{}
 	for _, m := range l.window {
 		for k, v := range m {
-			rec[k] += v / float64(len(l.window))
+			rec[k] += v
+			count[k]++
 		}
+	}
+	for k, n := range count {
+		rec[k] /= float64(n)
 	}
 	last := l.window[len(l.window)-1]
 	rec["step"], rec["epoch"] = last["step"], last["epoch"]

@@ -2,17 +2,16 @@ package training
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
-	"github.com/gosqlenv/gosqlenv/sqlenv/dataset/bundled"
-	"github.com/gosqlenv/gosqlenv/sqlenv/sqlitedb"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
 	"github.com/gosqlenv/gosqlenv/training/tokenizer"
 )
@@ -44,8 +43,11 @@ type Pipeline struct {
 	// TokenizerDir holds the tokenizer files (copied into checkpoints).
 	TokenizerDir string
 	Databases    *sqlenv.Databases
-	Train, Eval  []dataset.QuestionRecord
-	Roller       *Roller
+	// Train holds the training questions (SFT and GRPO), Heldout the
+	// held-out questions of the training databases, Eval the questions of
+	// the evaluation databases (never trained on).
+	Train, Heldout, Eval []dataset.QuestionRecord
+	Roller               *Roller
 }
 
 // NewPipeline validates cfg, loads the questions (the bundled dataset unless
@@ -93,15 +95,15 @@ func (p *Pipeline) LoadModel(ctx context.Context) error {
 // RolloutConfig derives the roller's settings from the run configuration.
 func (p *Pipeline) RolloutConfig() RolloutConfig {
 	c := p.Config
-	return RolloutConfig{NumGenerations: c.NumGenerations, MaxNewTokens: c.MaxNewTokens, MaxCompletionLength: c.MaxCompletionLength,
+	return RolloutConfig{SystemPrompt: c.SystemPrompt, NumGenerations: c.NumGenerations, MaxNewTokens: c.MaxNewTokens, MaxCompletionLength: c.MaxCompletionLength,
 		HistoryPairs: c.HistoryPairs, MaxResultChars: c.MaxResultChars, Temperature: c.Temperature, TopP: c.TopP, TopK: c.TopK,
 		EnableThinking: c.EnableThinking, LengthBucket: c.LengthBucket, Seed: int64(c.Seed)}
 }
 
-// NewEnv makes an environment over all questions (train and eval) sharing the
-// pipeline's databases.
+// NewEnv makes an environment over all questions (training, held-out and
+// evaluation) sharing the pipeline's databases.
 func (p *Pipeline) NewEnv() (sqlenv.Env, error) {
-	return sqlenv.New(sqlenv.Config{Questions: append(append([]dataset.QuestionRecord{}, p.Train...), p.Eval...),
+	return sqlenv.New(sqlenv.Config{Questions: slices.Concat(p.Train, p.Heldout, p.Eval),
 		Databases: p.Databases, StepBudget: p.Config.StepBudget})
 }
 
@@ -110,48 +112,6 @@ func (p *Pipeline) Close() error {
 	if p.Databases != nil {
 		return p.Databases.Close()
 	}
-	return nil
-}
-
-func (p *Pipeline) loadQuestions(ctx context.Context) error {
-	c := p.Config
-	trainPath, evalPath, dbDir := c.QuestionsPath, c.EvalQuestionsPath, c.DBDir
-	if trainPath == "" && evalPath == "" && dbDir == "" {
-		paths, err := bundled.Ensure(ctx)
-		if err != nil {
-			return err
-		}
-		trainPath, evalPath, dbDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
-	} else if trainPath == "" || dbDir == "" {
-		return errors.New("config: give questions_path and db_dir (and eval_questions_path), or none of them for the bundled dataset")
-	}
-	filter := dataset.Filter{Difficulties: c.DifficultyFilter}
-	load := func(path string, split dataset.Split, limit int) ([]dataset.QuestionRecord, error) {
-		qs, err := dataset.Load(ctx, path, dataset.LoadOptions{DBDir: dbDir, Split: split})
-		if err != nil {
-			return nil, err
-		}
-		if qs, err = filter.Apply(qs); err != nil {
-			return nil, err
-		}
-		if len(qs) == 0 {
-			return nil, fmt.Errorf("questions file %s has no %s questions of difficulty %v", path, split, c.DifficultyFilter)
-		}
-		if limit > 0 && len(qs) > limit {
-			qs = qs[:limit]
-		}
-		return qs, nil
-	}
-	var err error
-	if p.Train, err = load(trainPath, dataset.Train, c.MaxTrainQuestions); err != nil {
-		return err
-	}
-	if evalPath != "" {
-		if p.Eval, err = load(evalPath, dataset.Eval, c.MaxEvalQuestions); err != nil {
-			return err
-		}
-	}
-	p.Databases = sqlenv.OpenDatabases(dbDir, sqlitedb.Limits{})
 	return nil
 }
 
@@ -229,7 +189,11 @@ func (p *Pipeline) tinyModel(ctx context.Context) error {
 // framing, the system prompt, and the observations and actions of oracle
 // episodes on the training questions.
 func (p *Pipeline) tinyCorpus(ctx context.Context) ([]string, error) {
-	corpus := []string{GetSystemPrompt(), "<|im_start|>system\n", "<|im_start|>user\n", "<|im_start|>assistant\n<think>\n\n</think>\n\n"}
+	system := p.Config.SystemPrompt
+	if system == "" {
+		system = GetSystemPrompt()
+	}
+	corpus := []string{system, "<|im_start|>system\n", "<|im_start|>user\n", "<|im_start|>assistant\n<think>\n\n</think>\n\n"}
 	oracle := sqlenv.NewOraclePolicy(p.Train)
 	env, err := p.NewEnv()
 	if err != nil {
@@ -281,13 +245,13 @@ func QuestionIDs(qs []dataset.QuestionRecord) []string {
 // RunSFT plays the oracle on up to sft_max_questions training questions and
 // fine-tunes on those trajectories (assistant-only loss).
 func (p *Pipeline) RunSFT(ctx context.Context, log *RunLog) error {
-	qs := p.Train
-	if n := p.Config.SFTMaxQuestions; n > 0 && len(qs) > n {
-		qs = qs[:n]
-	}
+	qs := SpreadOverDatabases(p.Train, p.Config.SFTMaxQuestions)
 	samples, err := p.Roller.OracleSamples(ctx, qs)
 	if err != nil {
 		return err
+	}
+	if warning := CheckActionLengths(samples, p.Config.MaxNewTokens); warning != "" {
+		fmt.Fprintln(os.Stderr, "warning:", warning)
 	}
 	cfg := p.Config
 	cfg.OutputDir = filepath.Join(p.Config.OutputDir, "sft")
@@ -307,6 +271,7 @@ func (p *Pipeline) NewGRPO(log *RunLog) (*GRPOTrainer, error) {
 		return nil, err
 	}
 	tr.TokenizerDir = p.TokenizerDir
+	tr.Evaluate = p.greedySuccess
 	if r := p.Config.ResumeFromCheckpoint; r != "" {
 		if err := tr.LoadCheckpoint(r); err != nil {
 			return nil, err
@@ -315,26 +280,46 @@ func (p *Pipeline) NewGRPO(log *RunLog) (*GRPOTrainer, error) {
 	return tr, nil
 }
 
-// EvaluateBoth evaluates the random policy and the model (greedy) on the
-// same first n evaluation questions.
-func (p *Pipeline) EvaluateBoth(ctx context.Context, n int) (random, model sqlenv.EvalReport, err error) {
-	qs := p.Eval
-	if len(qs) == 0 {
-		return random, model, errors.New("no evaluation questions")
+// greedySuccess is GRPO's periodic evaluation: the greedy success rate on
+// each split, as metrics "eval/<split>/greedy_success".
+func (p *Pipeline) greedySuccess(ctx context.Context) (Metrics, error) {
+	m := Metrics{}
+	for _, split := range Splits {
+		qs, err := p.EvalQuestions(split)
+		if err != nil || len(qs) == 0 {
+			continue
+		}
+		rep, err := EvaluateModel(ctx, p.Roller, QuestionIDs(qs))
+		if err != nil {
+			return nil, fmt.Errorf("evaluate on %s: %w", split, err)
+		}
+		m["eval/"+split+"/greedy_success"] = rep.SuccessRate
 	}
-	if n <= 0 || n > len(qs) {
-		n = len(qs)
+	return m, nil
+}
+
+// CheckActionLengths compares the oracle's actions (the completions of SFT
+// samples) with max_new_tokens: it returns "" when every action fits, and
+// otherwise a warning that says how many do not and the value that fits
+// them all — a model trained on actions it can never finish cuts them off
+// when it plays.
+func CheckActionLengths(samples []Sample, maxNewTokens int) string {
+	longest, over := 0, 0
+	for _, s := range samples {
+		n := 0
+		for _, m := range s.Mask {
+			n += int(m)
+		}
+		longest = max(longest, n)
+		if n > maxNewTokens {
+			over++
+		}
 	}
-	env, err := sqlenv.New(sqlenv.Config{Questions: qs[:n], Databases: p.Databases, StepBudget: p.Config.StepBudget})
-	if err != nil {
-		return random, model, err
+	if over == 0 {
+		return ""
 	}
-	defer env.Close()
-	if random, err = sqlenv.Evaluate(ctx, env, sqlenv.NewRandomPolicy(uint64(p.Config.Seed)), n); err != nil {
-		return random, model, err
-	}
-	model, err = EvaluateModel(ctx, p.Roller, QuestionIDs(qs[:n]))
-	return random, model, withOOMHint(err)
+	return fmt.Sprintf("%d of %d oracle actions are longer than max_new_tokens = %d (the longest has %d tokens, end of turn included): "+
+		"the model learns actions it cannot finish; set max_new_tokens to at least %d", over, len(samples), maxNewTokens, longest, longest)
 }
 
 // withOOMHint adds TRL's advice to device out-of-memory errors.

@@ -2,9 +2,11 @@ package training
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,8 +42,9 @@ func TestPipelineSFTThenGRPO(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	if p.Model.Config.VocabSize > TinyVocabSize || len(p.Train) != 8 || len(p.Eval) != 2 {
-		t.Fatalf("pipeline: vocab %d, %d train, %d eval", p.Model.Config.VocabSize, len(p.Train), len(p.Eval))
+	unseen, _ := p.EvalQuestions(SplitUnseen)
+	if p.Model.Config.VocabSize > TinyVocabSize || len(p.Train) != 8 || len(unseen) != 2 {
+		t.Fatalf("pipeline: vocab %d, %d train, %d unseen-database questions evaluated", p.Model.Config.VocabSize, len(p.Train), len(unseen))
 	}
 	sftLog, _ := NewRunLog(filepath.Join(out, "sft"), 1, nil)
 	if err := p.RunSFT(ctx, sftLog); err != nil {
@@ -74,9 +77,59 @@ func TestPipelineSFTThenGRPO(t *testing.T) {
 			t.Fatal("the checkpoint's model computes different logits")
 		}
 	}
-	random, model, err := p.EvaluateBoth(ctx, 2)
-	if err != nil || len(random.Episodes) != 2 || len(model.Episodes) != 2 || random.Episodes[0].QuestionID != model.Episodes[0].QuestionID {
-		t.Fatalf("evaluation: %v %v %v", random, model, err)
+	for _, policy := range []string{PolicyRandom, PolicyGRPO} {
+		if _, err := p.EvaluateAndRecord(ctx, policy); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkEvalSummary(t, out, p, []string{PolicyRandom, PolicyGRPO})
+}
+
+// checkEvalSummary checks the eval_summary.json of a run: every split with
+// every policy, question counts as evaluated, rates in [0, 1], and the
+// transcripts beside it on the same questions for every policy.
+func checkEvalSummary(t *testing.T, dir string, p *Pipeline, policies []string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, EvalSummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]map[string]map[string]float64
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatalf("eval_summary.json: %v\n%s", err, b)
+	}
+	for _, split := range Splits {
+		qs, _ := p.EvalQuestions(split)
+		var first []string
+		for _, policy := range policies {
+			r, ok := raw[split][policy]
+			if !ok {
+				t.Fatalf("eval_summary.json has no %s/%s:\n%s", split, policy, b)
+			}
+			for _, k := range []string{"greedy_success", "sampled_success", "sampled_success_se"} {
+				if v, ok := r[k]; !ok || v < 0 || v > 1 {
+					t.Errorf("%s/%s/%s = %v", split, policy, k, r[k])
+				}
+			}
+			if int(r["questions"]) != len(qs) {
+				t.Errorf("%s/%s: %v questions, want %d", split, policy, r["questions"], len(qs))
+			}
+			tr, err := ReadTranscripts(dir, policy)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, ep := range tr[split]["greedy"].Episodes {
+				ids = append(ids, ep.QuestionID)
+			}
+			if len(ids) != len(qs) || (first != nil && !slices.Equal(ids, first)) {
+				t.Errorf("%s/%s: greedy episodes on %v, want one per question, the same for every policy (%v)", split, policy, ids, first)
+			}
+			first = ids
+			if n := len(tr[split]["sampled"].Episodes); n != len(qs)*p.Config.EvalSamples {
+				t.Errorf("%s/%s: %d sampled episodes, want %d", split, policy, n, len(qs)*p.Config.EvalSamples)
+			}
+		}
 	}
 }
 

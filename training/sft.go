@@ -77,7 +77,7 @@ type SFTTrainer struct {
 	Log          *RunLog
 	TokenizerDir string
 	// BatchSamples is the number of samples per optimizer step (default
-	// per_device_train_batch_size × gradient_accumulation_steps).
+	// sft_batch_size).
 	BatchSamples int
 }
 
@@ -95,7 +95,7 @@ func (t *SFTTrainer) batchSize() int {
 	if t.BatchSamples > 0 {
 		return t.BatchSamples
 	}
-	return max(1, t.Config.PerDeviceTrainBatchSize*t.Config.GradientAccumulationSteps)
+	return max(1, t.Config.SFTBatchSize)
 }
 
 // TotalSteps is the number of optimizer steps of Train.
@@ -125,7 +125,7 @@ func (t *SFTTrainer) Train(ctx context.Context) error {
 			batch = append(batch, t.Samples[order[k]])
 		}
 		lr := optim.LinearSchedule(t.Config.SFTLearningRate, s, 0, total)
-		step, err := t.Learner.NLLStep(batch, t.Config.GradientAccumulationSteps, t.Config.LengthBucket, lr)
+		step, err := t.Learner.NLLStep(batch, t.Config.SFTGradientAccumulationSteps, t.Config.LengthBucket, lr)
 		if err != nil {
 			return err
 		}

@@ -182,3 +182,101 @@ func Lines(title string, records []training.Metrics, keys ...string) ([]byte, er
 	}
 	return buf.Bytes(), nil
 }
+
+// SuccessCurves renders a 1×2 figure of success rates per evaluation split:
+// on the left the greedy success during GRPO (eval/<split>/greedy_success of
+// the records; step 0 is the SFT model's evaluation in summary when
+// present), on the right the sampled success ± one standard error of each
+// policy of summary in training order (random → untrained → SFT → GRPO).
+// It returns PNG bytes.
+func SuccessCurves(records []training.Metrics, summary training.EvalSummary) ([]byte, error) {
+	left := plot.New()
+	left.Title.Text = "Greedy success during GRPO (%)"
+	left.X.Label.Text = "GRPO step"
+	for i, split := range training.Splits {
+		var pts plotter.XYs
+		if r, ok := summary[split][training.PolicySFT]; ok {
+			pts = append(pts, plotter.XY{X: 0, Y: 100 * r.GreedySuccess})
+		}
+		for _, m := range records {
+			if v, ok := m["eval/"+split+"/greedy_success"]; ok {
+				pts = append(pts, plotter.XY{X: m["step"], Y: 100 * v})
+			}
+		}
+		if err := addSeries(left, split, pts, i, nil); err != nil {
+			return nil, err
+		}
+	}
+	right := plot.New()
+	right.Title.Text = "Sampled success by stage (%, ± 1 s.e.)"
+	var stages []string
+	for _, policy := range training.Policies {
+		for _, split := range training.Splits {
+			if _, ok := summary[split][policy]; ok {
+				stages = append(stages, policy)
+				break
+			}
+		}
+	}
+	for i, split := range training.Splits {
+		var pts plotter.XYs
+		var errs plotter.YErrors
+		for x, policy := range stages {
+			if r, ok := summary[split][policy]; ok {
+				pts = append(pts, plotter.XY{X: float64(x), Y: 100 * r.SampledSuccess})
+				errs = append(errs, struct{ Low, High float64 }{100 * r.SampledSuccessSE, 100 * r.SampledSuccessSE})
+			}
+		}
+		if err := addSeries(right, split, pts, i, errs); err != nil {
+			return nil, err
+		}
+	}
+	right.NominalX(stages...)
+	for _, p := range []*plot.Plot{left, right} {
+		p.Y.Min, p.Y.Max = 0, 100
+		p.Legend.Top = true
+		p.Add(plotter.NewGrid())
+	}
+	img := vgimg.New(11*vg.Inch, 4*vg.Inch)
+	dc := draw.New(img)
+	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Millimeter * 6, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
+	grid := [][]*plot.Plot{{left, right}}
+	canvases := plot.Align(grid, tiles, dc)
+	left.Draw(canvases[0][0])
+	right.Draw(canvases[0][1])
+	var buf bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("plots: encode PNG: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// addSeries adds one named line with points (and error bars when errs is
+// not nil) in palette colour i; an empty series is skipped.
+func addSeries(p *plot.Plot, name string, pts plotter.XYs, i int, errs plotter.YErrors) error {
+	if len(pts) == 0 {
+		return nil
+	}
+	line, scatter, err := plotter.NewLinePoints(pts)
+	if err != nil {
+		return err
+	}
+	c := palette[i%len(palette)]
+	line.Color, scatter.Color = c, c
+	line.Width = vg.Points(1.5)
+	scatter.Radius = vg.Points(2.5)
+	p.Add(line, scatter)
+	if errs != nil {
+		bars, err := plotter.NewYErrorBars(struct {
+			plotter.XYs
+			plotter.YErrors
+		}{pts, errs})
+		if err != nil {
+			return err
+		}
+		bars.Color = c
+		p.Add(bars)
+	}
+	p.Legend.Add(name, line)
+	return nil
+}

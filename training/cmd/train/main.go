@@ -16,7 +16,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -43,7 +42,7 @@ func main() {
 }
 
 func run(ctx context.Context, args []string) error {
-	cfg, stage, raftOpts, err := parse(args)
+	cfg, stage, raftOpts, evalPolicy, err := parse(args)
 	if err != nil {
 		return err
 	}
@@ -59,6 +58,26 @@ func run(ctx context.Context, args []string) error {
 	defer p.Close()
 	fmt.Fprintf(os.Stderr, "model %s (%d parameters) on backend %s; %d train and %d eval questions (%v)\n",
 		cfg.ModelName, p.Model.Config.NumParameters(), p.Backend.Name(), len(p.Train), len(p.Eval), cfg.DifficultyFilter)
+	evaluate := func(policy string) error {
+		res, err := p.EvaluateSplits(ctx, policy)
+		if err != nil {
+			return err
+		}
+		for _, split := range training.Splits {
+			if r, ok := res[split]; ok {
+				fmt.Fprintf(os.Stderr, "%-9s on %-17s %s\n", policy, split+":", r)
+			}
+		}
+		_, err = training.RecordEvaluation(cfg.OutputDir, policy, res)
+		return err
+	}
+	if stage == "all" {
+		for _, policy := range []string{training.PolicyRandom, training.PolicyUntrained} {
+			if err := evaluate(policy); err != nil {
+				return err
+			}
+		}
+	}
 	if stage == "sft" || ((stage == "all" || stage == "raft") && cfg.SFTEnabled) {
 		log, err := training.NewRunLog(filepath.Join(cfg.OutputDir, "sft"), cfg.LoggingSteps, os.Stderr)
 		if err != nil {
@@ -67,6 +86,11 @@ func run(ctx context.Context, args []string) error {
 		fmt.Fprintln(os.Stderr, "SFT warm-up on oracle trajectories")
 		if err := p.RunSFT(ctx, log); err != nil {
 			return err
+		}
+		if stage == "all" {
+			if err := evaluate(training.PolicySFT); err != nil {
+				return err
+			}
 		}
 	}
 	if stage == "grpo" || stage == "all" {
@@ -83,6 +107,11 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "metrics: %s\n", log.Path())
+		if stage == "all" {
+			if err := evaluate(training.PolicyGRPO); err != nil {
+				return err
+			}
+		}
 	}
 	if stage == "raft" {
 		tr, err := raft.ForPipeline(p, raftOpts.config, raftOpts.questions)
@@ -97,25 +126,24 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		fmt.Fprintf(os.Stderr, "cycle log: %s\n", filepath.Join(tr.Config.OutputDir, raft.LogFile))
+		if err := evaluate("raft"); err != nil {
+			return err
+		}
 	}
-	if stage == "eval" || stage == "all" || stage == "raft" {
-		random, model, err := p.EvaluateBoth(ctx, cfg.MaxEvalQuestions)
-		if err != nil {
-			return err
+	if stage == "eval" {
+		for _, policy := range []string{training.PolicyRandom, evalPolicy} {
+			if err := evaluate(policy); err != nil {
+				return err
+			}
 		}
-		fmt.Printf("random policy: %s\nmodel (greedy): %s\n", random, model)
-		out, err := json.MarshalIndent(map[string]any{"random": random, "model": model}, "", " ")
-		if err != nil {
-			return err
-		}
-		path := filepath.Join(cfg.OutputDir, "eval.json")
-		if err := os.MkdirAll(cfg.OutputDir, 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(path, out, 0o644); err != nil {
-			return err
-		}
-		fmt.Printf("transcripts: %s\n", path)
+	}
+	summary, err := training.ReadEvalSummary(cfg.OutputDir)
+	if err != nil {
+		return err
+	}
+	if len(summary) > 0 {
+		fmt.Print(summary.Table())
+		fmt.Printf("summary: %s (transcripts: eval_<policy>.json beside it)\n", filepath.Join(cfg.OutputDir, training.EvalSummaryFile))
 	}
 	return nil
 }
@@ -127,52 +155,53 @@ type raftOptions struct {
 }
 
 // parse layers defaults, the config file, the environment and flags.
-func parse(args []string) (training.GRPOConfig, string, raftOptions, error) {
-	cfg := training.DefaultGRPOConfig()
-	var ro raftOptions
+func parse(args []string) (cfg training.GRPOConfig, stage string, ro raftOptions, evalPolicy string, err error) {
+	cfg = training.DefaultGRPOConfig()
 	// The config file comes first, so look for it before defining the other flags.
 	pre := flag.NewFlagSet("train", flag.ContinueOnError)
 	pre.SetOutput(new(nopWriter))
 	configPath := pre.String("config", "", "")
 	_ = pre.Parse(filterConfigFlag(args))
 	if *configPath != "" {
-		var err error
 		if cfg, err = training.LoadGRPOConfig(*configPath); err != nil {
-			return cfg, "", ro, err
+			return cfg, "", ro, "", err
 		}
 	}
 	if err := cfg.ApplyEnv(os.LookupEnv); err != nil {
-		return cfg, "", ro, err
+		return cfg, "", ro, "", err
 	}
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.String("config", *configPath, "JSON or YAML configuration file (applied before environment variables and flags)")
 	raftPath := fs.String("raft_config", "", "raft stage: JSON or YAML RAFT configuration (training/raft.Config; default: the reference setup, output in <output_dir>/raft)")
 	fs.IntVar(&ro.questions, "raft_questions", 32, "raft stage: number of training questions sampled per cycle (0: all)")
+	fs.StringVar(&evalPolicy, "eval_policy", training.PolicyGRPO, "eval stage: the name under which the model's results go into eval_summary.json (untrained, sft, grpo, …)")
 	cfg.RegisterFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: train [flags] [all|sft|grpo|eval|raft]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return cfg, "", ro, err
+		return cfg, "", ro, "", err
 	}
-	stage := "all"
+	stage = "all"
 	if fs.NArg() > 0 {
 		stage = fs.Arg(0)
 	}
 	if !slices.Contains([]string{"all", "sft", "grpo", "eval", "raft"}, stage) {
-		return cfg, "", ro, fmt.Errorf("unknown stage %q (all, sft, grpo, eval or raft)", stage)
+		return cfg, "", ro, "", fmt.Errorf("unknown stage %q (all, sft, grpo, eval or raft)", stage)
 	}
 	ro.config = raft.DefaultConfig()
 	ro.config.OutputDir = filepath.Join(cfg.OutputDir, "raft")
 	ro.config.Seed, ro.config.Precision, ro.config.LengthBucket = cfg.Seed, cfg.Precision, cfg.LengthBucket
 	if *raftPath != "" {
-		var err error
 		if ro.config, err = raft.LoadConfig(*raftPath); err != nil {
-			return cfg, "", ro, err
+			return cfg, "", ro, "", err
 		}
 	}
-	return cfg, stage, ro, cfg.Validate()
+	if evalPolicy == "" || evalPolicy == training.PolicyRandom {
+		return cfg, "", ro, "", fmt.Errorf("-eval_policy %q: name the model's policy (untrained, sft, grpo, …)", evalPolicy)
+	}
+	return cfg, stage, ro, evalPolicy, cfg.Validate()
 }
 
 // filterConfigFlag keeps only -config/--config and its value.

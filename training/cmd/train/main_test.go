@@ -8,7 +8,7 @@ import (
 )
 
 func TestParseStages(t *testing.T) {
-	cfg, stage, ro, err := parse([]string{"-output_dir", "/tmp/run", "-seed", "7", "raft"})
+	cfg, stage, ro, _, err := parse([]string{"-output_dir", "/tmp/run", "-seed", "7", "raft"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,17 +21,17 @@ func TestParseStages(t *testing.T) {
 	if err := os.WriteFile(path, []byte("num_cycles: 2\nsamples_per_prompt: 4\noutput_dir: "+dir+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, _, ro, err = parse([]string{"-raft_config", path, "-raft_questions", "0", "raft"})
+	_, _, ro, _, err = parse([]string{"-raft_config", path, "-raft_questions", "0", "raft"})
 	if err != nil || ro.config.NumCycles != 2 || ro.config.SamplesPerPrompt != 4 || ro.config.OutputDir != dir || ro.questions != 0 {
 		t.Errorf("raft config file: %+v, %v", ro, err)
 	}
 	if err := os.WriteFile(path, []byte("num_cycle: 2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, err := parse([]string{"-raft_config", path, "raft"}); err == nil || !strings.Contains(err.Error(), path) {
+	if _, _, _, _, err := parse([]string{"-raft_config", path, "raft"}); err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("bad raft config: %v, want an error naming %s", err, path)
 	}
-	if _, _, _, err := parse([]string{"rl"}); err == nil || !strings.Contains(err.Error(), `"rl"`) {
+	if _, _, _, _, err := parse([]string{"rl"}); err == nil || !strings.Contains(err.Error(), `"rl"`) {
 		t.Errorf("unknown stage: %v", err)
 	}
 }

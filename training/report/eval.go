@@ -1,0 +1,139 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
+	"github.com/gosqlenv/gosqlenv/training"
+)
+
+// splitTitles are the readable names of the evaluation splits.
+var splitTitles = map[string]string{
+	training.SplitTrain:   "training questions",
+	training.SplitHeldout: "held-out questions (training databases)",
+	training.SplitUnseen:  "unseen databases",
+}
+
+// SplitsTable describes the three question sets of a run: how many
+// questions each has, from which databases, and how many are evaluated
+// (perSplit: max_eval_questions, 0 = all).
+func SplitsTable(train, heldout, unseen []dataset.QuestionRecord, perSplit int) string {
+	var rows [][]string
+	for i, qs := range [][]dataset.QuestionRecord{train, heldout, unseen} {
+		var dbs []string
+		for _, q := range qs {
+			if !slices.Contains(dbs, q.DatabaseName) {
+				dbs = append(dbs, q.DatabaseName)
+			}
+		}
+		evaluated := len(qs)
+		if perSplit > 0 {
+			evaluated = min(evaluated, perSplit)
+		}
+		rows = append(rows, []string{training.Splits[i], splitTitles[training.Splits[i]], fmt.Sprint(len(qs)), fmt.Sprint(evaluated), strings.Join(dbs, ", ")})
+	}
+	return Table([]string{"split", "what", "questions", "evaluated", "databases"}, rows)
+}
+
+// EvalSummaryTable renders an evaluation summary: one row per split and
+// policy, greedy success and sampled success ± standard error.
+func EvalSummaryTable(s training.EvalSummary) string {
+	var rows [][]string
+	for _, split := range training.Splits {
+		for _, policy := range training.Policies {
+			r, ok := s[split][policy]
+			if !ok {
+				continue
+			}
+			rows = append(rows, []string{split, policy, fmt.Sprintf("%.1f %%", 100*r.GreedySuccess),
+				fmt.Sprintf("%.1f ± %.1f %%", 100*r.SampledSuccess, 100*r.SampledSuccessSE), fmt.Sprint(r.Questions), fmt.Sprint(r.SampledEpisodes)})
+		}
+	}
+	return Table([]string{"split", "policy", "greedy success", "sampled success ± s.e.", "questions", "sampled episodes"}, rows)
+}
+
+// Findings states in plain words what the last trained policy of the
+// summary (grpo, else sft) can and cannot do, from the numbers: how it
+// compares with the random policy on each split, and whether GRPO moved
+// sampled success beyond two standard errors of the SFT model's. It
+// returns Markdown.
+func Findings(s training.EvalSummary) string {
+	last := ""
+	for _, p := range []string{training.PolicyGRPO, training.PolicySFT} {
+		if _, ok := s[training.SplitTrain][p]; ok {
+			last = p
+			break
+		}
+	}
+	if last == "" {
+		return "No trained model has been evaluated yet."
+	}
+	pct := func(x float64) string { return fmt.Sprintf("%.0f %%", 100*x) }
+	var parts []string
+	for _, split := range training.Splits {
+		r, ok := s[split][last]
+		if !ok {
+			continue
+		}
+		rnd := s[split][training.PolicyRandom]
+		verdict := "no better than the random policy"
+		switch {
+		case r.SampledSuccess-rnd.SampledSuccess > 2*sePair(r, rnd) && r.GreedySuccess >= 0.5:
+			verdict = "solved well"
+		case r.SampledSuccess-rnd.SampledSuccess > 2*sePair(r, rnd):
+			verdict = "better than random, far from solved"
+		}
+		parts = append(parts, fmt.Sprintf("on %s it succeeds greedily on %s (sampled %s ± %.0f, random %s): %s",
+			splitTitles[split], pct(r.GreedySuccess), pct(r.SampledSuccess), 100*r.SampledSuccessSE, pct(rnd.SampledSuccess), verdict))
+	}
+	out := fmt.Sprintf("**What the %s model can and cannot do.** ", map[string]string{training.PolicyGRPO: "SFT + GRPO", training.PolicySFT: "SFT"}[last]) +
+		strings.Join(parts, "; ") + "."
+	sft, okS := s[training.SplitTrain][training.PolicySFT]
+	grpo, okG := s[training.SplitTrain][training.PolicyGRPO]
+	if okS && okG {
+		d := grpo.SampledSuccess - sft.SampledSuccess
+		se := sePair(grpo, sft)
+		switch {
+		case d > 2*se:
+			out += fmt.Sprintf(" GRPO raised sampled success on the training questions by %.1f points (%.1f standard errors) over SFT.", 100*d, d/se)
+		case se > 0:
+			out += fmt.Sprintf(" GRPO changed sampled success on the training questions by %+.1f points (%.1f standard errors): not a clear gain.", 100*d, d/se)
+		}
+	}
+	return out
+}
+
+// sePair is the standard error of the difference of two independent rates.
+func sePair(a, b training.SplitResult) float64 {
+	return math.Sqrt(a.SampledSuccessSE*a.SampledSuccessSE + b.SampledSuccessSE*b.SampledSuccessSE)
+}
+
+// SolvedSideBySide shows up to n questions that the trained policy's
+// episodes solve, each beside the other policy's episode on the same
+// question (e.g. the random policy's).
+func SolvedSideBySide(otherName string, other sqlenv.EvalReport, trainedName string, trained sqlenv.EvalReport, n int) string {
+	var solved sqlenv.EvalReport
+	for _, ep := range trained.Episodes {
+		if ep.Correct {
+			solved.Episodes = append(solved.Episodes, ep)
+		}
+	}
+	if len(solved.Episodes) == 0 {
+		return "<p>The trained model solved none of these questions.</p>"
+	}
+	byID := map[string]sqlenv.EpisodeReport{}
+	for _, ep := range solved.Episodes {
+		byID[ep.QuestionID] = ep
+	}
+	var left sqlenv.EvalReport
+	for _, ep := range other.Episodes {
+		if _, ok := byID[ep.QuestionID]; ok {
+			left.Episodes = append(left.Episodes, ep)
+		}
+	}
+	return SideBySide(otherName, left, trainedName, solved, n)
+}

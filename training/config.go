@@ -142,6 +142,11 @@ type GRPOConfig struct {
 	// episodes make one step and must be a multiple of NumGenerations (TRL's
 	// rule); see QuestionsPerStep.
 	GradientAccumulationSteps int `json:"gradient_accumulation_steps" yaml:"gradient_accumulation_steps" help:"micro-batches per optimizer step"`
+	// GRPOMaxQuestions caps the training questions GRPO plays, taken in turn
+	// from each database (a spread subset of the SFT questions). Default 0 =
+	// all training questions. A small model learns per question: fewer
+	// questions visited more often can teach it more than many visited once.
+	GRPOMaxQuestions int `json:"grpo_max_questions" yaml:"grpo_max_questions" help:"cap on the training questions GRPO plays, spread over the databases; 0 means all"`
 	// NumTrainEpochs is the number of passes over the training questions when
 	// MaxSteps is 0. Default 1.
 	NumTrainEpochs int `json:"num_train_epochs" yaml:"num_train_epochs" help:"passes over the training questions (when max_steps is 0)"`
@@ -408,6 +413,7 @@ func (c *GRPOConfig) Validate() error {
 		atLeast("num_train_epochs", c.NumTrainEpochs, 1)
 	}
 	atLeast("max_steps", c.MaxSteps, 0)
+	atLeast("grpo_max_questions", c.GRPOMaxQuestions, 0)
 	positive("learning_rate", c.LearningRate)
 	if !(c.AdamBeta1 >= 0 && c.AdamBeta1 < 1) {
 		bad("adam_beta1", c.AdamBeta1, "must be in [0, 1)")

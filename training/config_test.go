@@ -302,6 +302,7 @@ func TestGRPOConfigValidate(t *testing.T) {
 		{"sft_gradient_accumulation_steps", func(c *GRPOConfig) { c.SFTGradientAccumulationSteps = 0 }, "sft_gradient_accumulation_steps = 0: must be at least 1"},
 		{"heldout_fraction", func(c *GRPOConfig) { c.HeldoutFraction = 1 }, "heldout_fraction = 1: must be in [0, 1)"},
 		{"eval_samples", func(c *GRPOConfig) { c.EvalSamples = -1 }, "eval_samples = -1: must be at least 0"},
+		{"grpo_max_questions", func(c *GRPOConfig) { c.GRPOMaxQuestions = -2 }, "grpo_max_questions = -2: must be at least 0"},
 		{"min_group_reward_std", func(c *GRPOConfig) { c.MinGroupRewardStd = -0.1 }, "min_group_reward_std = -0.1: must be >= 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -18,7 +18,8 @@ import (
 
 // The evaluation splits, as named in eval_summary.json.
 const (
-	// SplitTrain is the questions the model is trained on.
+	// SplitTrain is the questions the model is trained on: those GRPO plays
+	// (the SFT warm-up saw them too).
 	SplitTrain = "train"
 	// SplitHeldout is held-out questions of the training databases: the same
 	// kinds of questions with other constants (heldout_fraction).
@@ -107,11 +108,14 @@ func checkDatabases(path string, qs []dataset.QuestionRecord, want []string) err
 
 // EvalQuestions returns up to max_eval_questions questions of an evaluation
 // split (SplitTrain, SplitHeldout or SplitUnseen), spread over its databases.
+// The training split is the questions GRPO plays (GRPOQuestions: all
+// training questions unless grpo_max_questions picks fewer; the SFT warm-up
+// saw them too).
 func (p *Pipeline) EvalQuestions(split string) ([]dataset.QuestionRecord, error) {
 	var qs []dataset.QuestionRecord
 	switch split {
 	case SplitTrain:
-		qs = p.Train
+		qs = p.GRPOQuestions()
 	case SplitHeldout:
 		qs = p.Heldout
 	case SplitUnseen:

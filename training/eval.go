@@ -195,11 +195,8 @@ func splitResult(questions int, temperature float64, greedy, sampled sqlenv.Eval
 	return r
 }
 
-// EvaluateSplits evaluates a policy on every split (Splits): the model
-// (policy "untrained", "sft", "grpo" or any other name) with one greedy
-// episode per question and eval_samples episodes sampled at the training
-// temperature, or PolicyRandom with sqlenv's random policy. Splits without
-// questions are left out.
+// EvaluateSplits evaluates a policy on every split (Splits) with
+// EvaluateSplit. Splits without questions are left out.
 func (p *Pipeline) EvaluateSplits(ctx context.Context, policy string) (map[string]SplitResult, error) {
 	out := map[string]SplitResult{}
 	for _, split := range Splits {
@@ -210,18 +207,36 @@ func (p *Pipeline) EvaluateSplits(ctx context.Context, policy string) (map[strin
 		if len(qs) == 0 {
 			continue
 		}
-		var r SplitResult
-		if policy == PolicyRandom {
-			r, err = p.evaluateRandom(ctx, qs)
-		} else {
-			r, err = p.evaluateModel(ctx, qs)
+		if out[split], err = p.EvaluateSplit(ctx, policy, split); err != nil {
+			return nil, err
 		}
-		if err != nil {
-			return nil, fmt.Errorf("evaluate %s on %s: %w", policy, split, withOOMHint(err))
-		}
-		out[split] = r
 	}
 	return out, nil
+}
+
+// EvaluateSplit evaluates a policy on the questions of one split
+// (EvalQuestions): the model (policy "untrained", "sft", "grpo" or any other
+// name) with one greedy episode per question and eval_samples episodes
+// sampled at the training temperature, or PolicyRandom with sqlenv's random
+// policy.
+func (p *Pipeline) EvaluateSplit(ctx context.Context, policy, split string) (SplitResult, error) {
+	qs, err := p.EvalQuestions(split)
+	if err != nil {
+		return SplitResult{}, err
+	}
+	if len(qs) == 0 {
+		return SplitResult{}, fmt.Errorf("evaluate %s: split %s has no questions", policy, split)
+	}
+	var r SplitResult
+	if policy == PolicyRandom {
+		r, err = p.evaluateRandom(ctx, qs)
+	} else {
+		r, err = p.evaluateModel(ctx, qs)
+	}
+	if err != nil {
+		return r, fmt.Errorf("evaluate %s on %s: %w", policy, split, withOOMHint(err))
+	}
+	return r, nil
 }
 
 func (p *Pipeline) evaluateModel(ctx context.Context, qs []dataset.QuestionRecord) (SplitResult, error) {

@@ -16,23 +16,6 @@ import (
 	"github.com/gosqlenv/gosqlenv/training/tokenizer"
 )
 
-// TinyModelName selects the CPU-sized preset instead of a Hugging Face model:
-// a small random-initialised Qwen3 (see TinyModelConfig) with a byte-level BPE
-// vocabulary learned from the environment's own texts, so that a whole SFT +
-// GRPO run fits in minutes on a laptop CPU and needs no download.
-const TinyModelName = "tiny"
-
-// TinyModelConfig is the architecture of the tiny preset for a vocabulary size.
-func TinyModelConfig(vocab int) qwen3.Config {
-	c := qwen3.TinyConfig(vocab)
-	c.HiddenSize, c.IntermediateSize, c.NumHiddenLayers = 128, 384, 2
-	c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim = 4, 2, 32
-	return c
-}
-
-// TinyVocabSize is the tiny preset's vocabulary size.
-const TinyVocabSize = 1024
-
 // Pipeline holds everything a run needs, built from a GRPOConfig: questions,
 // shared databases, backend, model, tokenizer and roller.
 type Pipeline struct {
@@ -245,7 +228,7 @@ func QuestionIDs(qs []dataset.QuestionRecord) []string {
 // RunSFT plays the oracle on up to sft_max_questions training questions and
 // fine-tunes on those trajectories (assistant-only loss).
 func (p *Pipeline) RunSFT(ctx context.Context, log *RunLog) error {
-	qs := SpreadOverDatabases(p.Train, p.Config.SFTMaxQuestions)
+	qs := p.SFTQuestions()
 	samples, err := p.Roller.OracleSamples(ctx, qs)
 	if err != nil {
 		return err
@@ -263,10 +246,22 @@ func (p *Pipeline) RunSFT(ctx context.Context, log *RunLog) error {
 	return withOOMHint(tr.Train(ctx))
 }
 
+// GRPOQuestions returns the training questions GRPO plays: all of Train, or
+// grpo_max_questions of them spread over the databases.
+func (p *Pipeline) GRPOQuestions() []dataset.QuestionRecord {
+	return SpreadOverDatabases(p.Train, p.Config.GRPOMaxQuestions)
+}
+
+// SFTQuestions returns the training questions the SFT warm-up imitates: all
+// of Train, or sft_max_questions of them spread over the databases.
+func (p *Pipeline) SFTQuestions() []dataset.QuestionRecord {
+	return SpreadOverDatabases(p.Train, p.Config.SFTMaxQuestions)
+}
+
 // NewGRPO returns the GRPO trainer of the pipeline (resuming from
 // resume_from_checkpoint when set).
 func (p *Pipeline) NewGRPO(log *RunLog) (*GRPOTrainer, error) {
-	tr, err := NewGRPOTrainer(p.Config, p.Model, p.Roller, QuestionIDs(p.Train), log)
+	tr, err := NewGRPOTrainer(p.Config, p.Model, p.Roller, QuestionIDs(p.GRPOQuestions()), log)
 	if err != nil {
 		return nil, err
 	}

@@ -71,7 +71,7 @@ func openData() (*training.Pipeline, error) {
 		return nil, err
 	}
 	// Every question can be explored.
-	cfg.DifficultyFilter, cfg.MaxTrainQuestions, cfg.MaxEvalQuestions = nil, 0, 0
+	cfg.DifficultyFilter, cfg.TrainDatabases, cfg.MaxTrainQuestions, cfg.MaxEvalQuestions = nil, nil, 0, 0
 	return training.OpenData(context.Background(), cfg)
 }
 

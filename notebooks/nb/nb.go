@@ -17,31 +17,6 @@ import (
 	"github.com/gosqlenv/gosqlenv/training/report"
 )
 
-// TinySystemPrompt is the tiny preset's one-line system prompt: the default
-// prompt (~310 tokens) would be two thirds of every sequence of a model that
-// has to learn the actions from the SFT warm-up anyway.
-const TinySystemPrompt = "Answer the question about the SQLite database. Reply with one action: DESCRIBE: table, SAMPLE: table, QUERY: select, or ANSWER: value."
-
-// TinyPreset turns cfg into the CPU preset: a tiny model trained from scratch
-// on the questions of one database, in about five minutes on two cores. The
-// SFT warm-up teaches it the training questions' episodes; GRPO, sampling
-// at temperature 0.7, then makes the sampled episodes more reliable. The
-// evaluation shows what such a model can do (its training questions) and
-// cannot (held-out questions, other databases): it memorises, it does not
-// yet generalise.
-func TinyPreset(cfg *training.GRPOConfig) {
-	cfg.ModelName, cfg.Precision, cfg.SystemPrompt = training.TinyModelName, "float32", TinySystemPrompt
-	cfg.TrainDatabases, cfg.DifficultyFilter = []string{"university"}, []string{"easy", "medium"}
-	cfg.StepBudget, cfg.HistoryPairs, cfg.MaxResultChars = 5, 0, 300
-	cfg.MaxNewTokens, cfg.MaxCompletionLength, cfg.LengthBucket = 80, 240, 32
-	cfg.SFTMaxQuestions, cfg.SFTEpochs, cfg.SFTBatchSize, cfg.SFTLearningRate = 0, 24, 8, 2e-3
-	cfg.NumGenerations, cfg.PerDeviceTrainBatchSize, cfg.GradientAccumulationSteps = 8, 16, 2
-	cfg.Temperature, cfg.RewardFuncs = 0.7, []string{"correctness", "progress"}
-	cfg.MaxSteps, cfg.LearningRate, cfg.LRSchedulerType, cfg.WarmupSteps = 60, 1e-4, "constant", 0
-	cfg.LoggingSteps, cfg.EvalSteps = 5, 20
-	cfg.MaxEvalQuestions, cfg.EvalSamples = 40, 8
-}
-
 // RunConfig is the notebooks' configuration: the real setup
 // (Qwen/Qwen3-1.7B in bfloat16 with the reference training settings) when
 // $GOMLX_BACKEND names an XLA backend (a GPU), the tiny CPU preset otherwise;
@@ -54,12 +29,12 @@ func RunConfig() (training.GRPOConfig, string, error) {
 		cfg.OutputDir = Dir("outputs", "grpo")
 		why = fmt.Sprintf("GOMLX_BACKEND=%s names an XLA backend: the real setup, %s in %s with the reference settings.", b, cfg.ModelName, cfg.Precision)
 	} else {
-		TinyPreset(&cfg)
+		training.TinyPreset(&cfg)
 		cfg.OutputDir = Dir("outputs", "tiny")
-		why = "No XLA backend in GOMLX_BACKEND, so the CPU runs the tiny preset: a small random-initialised Qwen3 with a " +
-			"1,024-token vocabulary learned from the environment's texts, trained on the easy and medium questions of one " +
-			"database with short episodes — the whole pipeline in minutes, a model that learns its training questions but " +
-			"not a capable agent. Set GOMLX_BACKEND=xla:<CUDA plugin> for Qwen/Qwen3-1.7B (README, GPU)."
+		why = "No XLA backend in GOMLX_BACKEND, so the CPU runs the tiny preset (training.TinyPreset): a small " +
+			"random-initialised Qwen3 with a 1,024-token vocabulary learned from the environment's texts, trained on one " +
+			"database — SFT on its 42 training questions, GRPO on 12 of them — in a few minutes. It learns its training " +
+			"questions; it is not a capable agent. Set GOMLX_BACKEND=xla:<CUDA plugin> for Qwen/Qwen3-1.7B (README, GPU)."
 	}
 	if err := cfg.ApplyEnv(os.LookupEnv); err != nil {
 		return cfg, why, err

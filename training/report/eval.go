@@ -18,12 +18,13 @@ var splitTitles = map[string]string{
 	training.SplitUnseen:  "unseen databases",
 }
 
-// SplitsTable describes the three question sets of a run: how many
-// questions each has, from which databases, and how many are evaluated
-// (perSplit: max_eval_questions, 0 = all).
-func SplitsTable(train, heldout, unseen []dataset.QuestionRecord, perSplit int) string {
+// SplitsTable describes the question sets of a run: the three evaluation
+// splits — how many questions each has, from which databases, how many are
+// evaluated (max_eval_questions) — and how many of the training questions
+// the SFT warm-up and GRPO use.
+func SplitsTable(p *training.Pipeline) string {
 	var rows [][]string
-	for i, qs := range [][]dataset.QuestionRecord{train, heldout, unseen} {
+	for i, qs := range [][]dataset.QuestionRecord{p.Train, p.Heldout, p.Eval} {
 		var dbs []string
 		for _, q := range qs {
 			if !slices.Contains(dbs, q.DatabaseName) {
@@ -31,10 +32,14 @@ func SplitsTable(train, heldout, unseen []dataset.QuestionRecord, perSplit int) 
 			}
 		}
 		evaluated := len(qs)
-		if perSplit > 0 {
-			evaluated = min(evaluated, perSplit)
+		if n := p.Config.MaxEvalQuestions; n > 0 {
+			evaluated = min(evaluated, n)
 		}
-		rows = append(rows, []string{training.Splits[i], splitTitles[training.Splits[i]], fmt.Sprint(len(qs)), fmt.Sprint(evaluated), strings.Join(dbs, ", ")})
+		what := splitTitles[training.Splits[i]]
+		if i == 0 {
+			what += fmt.Sprintf(" (SFT on %d, GRPO on %d)", len(p.SFTQuestions()), len(p.GRPOQuestions()))
+		}
+		rows = append(rows, []string{training.Splits[i], what, fmt.Sprint(len(qs)), fmt.Sprint(evaluated), strings.Join(dbs, ", ")})
 	}
 	return Table([]string{"split", "what", "questions", "evaluated", "databases"}, rows)
 }

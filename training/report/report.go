@@ -80,18 +80,36 @@ func DatasetTable(qs ...[]dataset.QuestionRecord) string {
 
 // ConfigTable lists the settings that matter most for a run.
 func ConfigTable(c training.GRPOConfig) string {
+	system := c.SystemPrompt
+	if system == "" {
+		system = "(built-in, training.GetSystemPrompt)"
+	}
 	rows := [][]string{
 		{"model_name", c.ModelName}, {"backend", orDefault(c.Backend, "$GOMLX_BACKEND, else go")}, {"precision", c.Precision},
-		{"difficulty_filter", strings.Join(c.DifficultyFilter, ", ")}, {"step_budget", fmt.Sprint(c.StepBudget)},
-		{"num_generations", fmt.Sprint(c.NumGenerations)}, {"per_device_train_batch_size", fmt.Sprint(c.PerDeviceTrainBatchSize)},
-		{"gradient_accumulation_steps", fmt.Sprint(c.GradientAccumulationSteps)}, {"max_steps", fmt.Sprint(c.MaxSteps)},
-		{"learning_rate", fmt.Sprint(c.LearningRate)}, {"loss_type", c.LossType}, {"beta", fmt.Sprint(c.Beta)},
+		{"system_prompt", system},
+		{"train_databases", orDefault(strings.Join(c.TrainDatabases, ", "), "all")}, {"difficulty_filter", strings.Join(c.DifficultyFilter, ", ")},
+		{"heldout_fraction", fmt.Sprint(c.HeldoutFraction)}, {"max_train_questions", orDefault(nonZero(c.MaxTrainQuestions), "all")},
+		{"step_budget", fmt.Sprint(c.StepBudget)}, {"history_pairs", fmt.Sprint(c.HistoryPairs)},
 		{"max_new_tokens", fmt.Sprint(c.MaxNewTokens)}, {"max_completion_length", fmt.Sprint(c.MaxCompletionLength)},
-		{"temperature", fmt.Sprint(c.Temperature)}, {"sft_enabled", fmt.Sprint(c.SFTEnabled)},
-		{"sft_max_questions", fmt.Sprint(c.SFTMaxQuestions)}, {"sft_epochs", fmt.Sprint(c.SFTEpochs)},
+		{"temperature", fmt.Sprint(c.Temperature)},
+		{"sft_enabled", fmt.Sprint(c.SFTEnabled)}, {"sft_max_questions", orDefault(nonZero(c.SFTMaxQuestions), "all")},
+		{"sft_epochs", fmt.Sprint(c.SFTEpochs)}, {"sft_batch_size", fmt.Sprint(c.SFTBatchSize)}, {"sft_learning_rate", fmt.Sprint(c.SFTLearningRate)},
+		{"grpo_max_questions", orDefault(nonZero(c.GRPOMaxQuestions), "all")}, {"num_generations", fmt.Sprint(c.NumGenerations)},
+		{"per_device_train_batch_size", fmt.Sprint(c.PerDeviceTrainBatchSize)}, {"gradient_accumulation_steps", fmt.Sprint(c.GradientAccumulationSteps)},
+		{"max_steps", fmt.Sprint(c.MaxSteps)}, {"learning_rate", fmt.Sprint(c.LearningRate)}, {"loss_type", c.LossType}, {"beta", fmt.Sprint(c.Beta)},
+		{"reward_funcs", strings.Join(c.RewardFuncs, ", ")}, {"min_group_reward_std", fmt.Sprint(c.MinGroupRewardStd)},
+		{"max_eval_questions", orDefault(nonZero(c.MaxEvalQuestions), "all")}, {"eval_samples", fmt.Sprint(c.EvalSamples)},
 		{"seed", fmt.Sprint(c.Seed)}, {"output_dir", c.OutputDir},
 	}
 	return Table([]string{"setting", "value"}, rows)
+}
+
+// nonZero formats n, or "" for 0.
+func nonZero(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprint(n)
 }
 
 func orDefault(s, d string) string {

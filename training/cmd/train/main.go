@@ -23,6 +23,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/gosqlenv/gosqlenv/training"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
@@ -161,8 +162,19 @@ func parse(args []string) (cfg training.GRPOConfig, stage string, ro raftOptions
 	pre := flag.NewFlagSet("train", flag.ContinueOnError)
 	pre.SetOutput(new(nopWriter))
 	configPath := pre.String("config", "", "")
+	preset := pre.String("preset", "", "")
 	_ = pre.Parse(filterConfigFlag(args))
+	switch *preset {
+	case "":
+	case "tiny":
+		training.TinyPreset(&cfg)
+	default:
+		return cfg, "", ro, "", fmt.Errorf("-preset %q: the only preset is tiny", *preset)
+	}
 	if *configPath != "" {
+		if *preset != "" {
+			return cfg, "", ro, "", fmt.Errorf("-preset and -config: give one of them (a config file starts from the defaults)")
+		}
 		if cfg, err = training.LoadGRPOConfig(*configPath); err != nil {
 			return cfg, "", ro, "", err
 		}
@@ -172,6 +184,7 @@ func parse(args []string) (cfg training.GRPOConfig, stage string, ro raftOptions
 	}
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.String("config", *configPath, "JSON or YAML configuration file (applied before environment variables and flags)")
+	fs.String("preset", *preset, "tiny: the notebook's CPU preset (training.TinyPreset), applied before environment variables and flags")
 	raftPath := fs.String("raft_config", "", "raft stage: JSON or YAML RAFT configuration (training/raft.Config; default: the reference setup, output in <output_dir>/raft)")
 	fs.IntVar(&ro.questions, "raft_questions", 32, "raft stage: number of training questions sampled per cycle (0: all)")
 	fs.StringVar(&evalPolicy, "eval_policy", training.PolicyGRPO, "eval stage: the name under which the model's results go into eval_summary.json (untrained, sft, grpo, …)")
@@ -204,19 +217,24 @@ func parse(args []string) (cfg training.GRPOConfig, stage string, ro raftOptions
 	return cfg, stage, ro, evalPolicy, cfg.Validate()
 }
 
-// filterConfigFlag keeps only -config/--config and its value.
+// filterConfigFlag keeps only -config and -preset (one or two dashes) with
+// their values.
 func filterConfigFlag(args []string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		switch {
-		case a == "-config" || a == "--config":
-			if i+1 < len(args) {
-				out = append(out, a, args[i+1])
-			}
+		name := strings.TrimLeft(a, "-")
+		if name == a || len(a)-len(name) > 2 {
+			continue
+		}
+		key, _, hasValue := strings.Cut(name, "=")
+		if key != "config" && key != "preset" {
+			continue
+		}
+		out = append(out, a)
+		if !hasValue && i+1 < len(args) {
+			out = append(out, args[i+1])
 			i++
-		case len(a) > 8 && (a[:8] == "-config=" || (len(a) > 9 && a[:9] == "--config=")):
-			out = append(out, a)
 		}
 	}
 	return out

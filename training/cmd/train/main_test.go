@@ -31,6 +31,13 @@ func TestParseStages(t *testing.T) {
 	if _, _, _, _, err := parse([]string{"-raft_config", path, "raft"}); err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("bad raft config: %v, want an error naming %s", err, path)
 	}
+	cfg, _, _, _, err = parse([]string{"-preset", "tiny", "-seed", "3", "eval"})
+	if err != nil || cfg.ModelName != "tiny" || cfg.GRPOMaxQuestions == 0 || cfg.Seed != 3 {
+		t.Errorf("-preset tiny: %+v, %v", cfg, err)
+	}
+	if _, _, _, _, err := parse([]string{"-preset=small"}); err == nil || !strings.Contains(err.Error(), `"small"`) {
+		t.Errorf("unknown preset: %v", err)
+	}
 	if _, _, _, _, err := parse([]string{"rl"}); err == nil || !strings.Contains(err.Error(), `"rl"`) {
 		t.Errorf("unknown stage: %v", err)
 	}

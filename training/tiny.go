@@ -1,0 +1,50 @@
+// The tiny CPU preset: model, vocabulary and training settings that run the
+// whole pipeline in minutes on two cores.
+
+package training
+
+import "github.com/gosqlenv/gosqlenv/training/qwen3"
+
+// TinyModelName selects the CPU-sized preset instead of a Hugging Face model:
+// a small random-initialised Qwen3 (see TinyModelConfig) with a byte-level BPE
+// vocabulary learned from the environment's own texts, so that a whole SFT +
+// GRPO run fits in minutes on a laptop CPU and needs no download.
+const TinyModelName = "tiny"
+
+// TinyModelConfig is the architecture of the tiny preset for a vocabulary size.
+func TinyModelConfig(vocab int) qwen3.Config {
+	c := qwen3.TinyConfig(vocab)
+	c.HiddenSize, c.IntermediateSize, c.NumHiddenLayers = 128, 384, 2
+	c.NumAttentionHeads, c.NumKeyValueHeads, c.HeadDim = 4, 2, 32
+	return c
+}
+
+// TinyVocabSize is the tiny preset's vocabulary size.
+const TinyVocabSize = 1024
+
+// TinySystemPrompt is the tiny preset's one-line system prompt: the default
+// prompt (~310 tokens) would be two thirds of every sequence of a model that
+// has to learn the actions from the SFT warm-up anyway.
+const TinySystemPrompt = "Answer the question about the SQLite database. Reply with one action: DESCRIBE: table, SAMPLE: table, QUERY: select, or ANSWER: value."
+
+// TinyPreset turns cfg into the CPU preset: a tiny model trained from
+// scratch on one database in about five minutes on two cores. The SFT
+// warm-up imitates the oracle on the database's 42 training questions (easy
+// and medium); GRPO then plays 12 of them, sampling at temperature 0.7, 160
+// times each question group of 8 episodes in all (a model this small learns
+// per question: the same budget spread over all 42 questions moved nothing).
+// The evaluation shows what such a model can do (its training questions)
+// and cannot (held-out questions, other databases): it memorises, it does
+// not generalise. Measured in BENCHMARKS.md ("Learning on the CPU").
+func TinyPreset(cfg *GRPOConfig) {
+	cfg.ModelName, cfg.Precision, cfg.SystemPrompt = TinyModelName, "float32", TinySystemPrompt
+	cfg.TrainDatabases, cfg.DifficultyFilter, cfg.HeldoutFraction = []string{"university"}, []string{"easy", "medium"}, 0.2
+	cfg.StepBudget, cfg.HistoryPairs, cfg.MaxResultChars = 5, 0, 300
+	cfg.MaxNewTokens, cfg.MaxCompletionLength, cfg.LengthBucket = 80, 240, 32
+	cfg.SFTMaxQuestions, cfg.SFTEpochs, cfg.SFTBatchSize, cfg.SFTLearningRate = 0, 18, 8, 2e-3
+	cfg.GRPOMaxQuestions, cfg.NumGenerations, cfg.PerDeviceTrainBatchSize, cfg.GradientAccumulationSteps = 12, 8, 8, 2
+	cfg.Temperature, cfg.RewardFuncs, cfg.LossType = 0.7, []string{"correctness", "progress"}, LossDAPO
+	cfg.MaxSteps, cfg.LearningRate, cfg.LRSchedulerType, cfg.WarmupSteps = 80, 1e-4, "constant", 0
+	cfg.LoggingSteps, cfg.EvalSteps = 5, 20
+	cfg.MaxEvalQuestions, cfg.EvalSamples = 24, 8
+}

@@ -30,9 +30,10 @@ const TinySystemPrompt = "Answer the question about the SQLite database. Reply w
 // TinyPreset turns cfg into the CPU preset: a tiny model trained from
 // scratch on one database in about five minutes on two cores. The SFT
 // warm-up imitates the oracle on the database's 42 training questions (easy
-// and medium); GRPO then plays 12 of them, sampling at temperature 0.7, 160
-// times each question group of 8 episodes in all (a model this small learns
-// per question: the same budget spread over all 42 questions moved nothing).
+// and medium); GRPO then plays 12 of them, 80 steps of 2 questions × 8
+// episodes sampled at temperature 0.7, so each question about 13 times (a
+// model this small learns per question: GRPO spread over all 42 questions
+// left their success flat).
 // The evaluation shows what such a model can do (its training questions)
 // and cannot (held-out questions, other databases): it memorises, it does
 // not generalise. Measured in BENCHMARKS.md ("Learning on the CPU").

@@ -233,7 +233,8 @@ func SuccessCurves(records []training.Metrics, summary training.EvalSummary) ([]
 	}
 	right.NominalX(stages...)
 	for _, p := range []*plot.Plot{left, right} {
-		p.Y.Min, p.Y.Max = 0, 100
+		p.Y.Min, p.Y.Max = 0, 130 // the band above 100 % holds the legend
+		p.Y.Tick.Marker = plot.ConstantTicks([]plot.Tick{{Value: 0, Label: "0"}, {Value: 25, Label: "25"}, {Value: 50, Label: "50"}, {Value: 75, Label: "75"}, {Value: 100, Label: "100"}})
 		p.Legend.Top = true
 		p.Add(plotter.NewGrid())
 	}

@@ -41,3 +41,48 @@ func TestLearningCurvesPNG(t *testing.T) {
 		t.Fatal("no records accepted")
 	}
 }
+
+// TestSuccessCurvesPNG: the per-split success figure draws the periodic
+// evaluations and the stages, in each split's colour.
+func TestSuccessCurvesPNG(t *testing.T) {
+	var recs []training.Metrics
+	for s := 1; s <= 4; s++ {
+		m := training.Metrics{"step": float64(10 * s)}
+		if s%2 == 0 {
+			m["eval/train/greedy_success"], m["eval/heldout_questions/greedy_success"] = 0.2*float64(s), 0.1
+		}
+		recs = append(recs, m)
+	}
+	summary := training.EvalSummary{}
+	for i, policy := range training.Policies {
+		summary.Set(policy, map[string]training.SplitResult{
+			training.SplitTrain:   {GreedySuccess: 0.2 * float64(i), SampledSuccess: 0.15 * float64(i), SampledSuccessSE: 0.04},
+			training.SplitHeldout: {SampledSuccess: 0.05, SampledSuccessSE: 0.02},
+		})
+	}
+	b, err := SuccessCurves(recs, summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The train split's colour (palette[0]) and the held-out split's
+	// (palette[1]) are both drawn.
+	found := map[int]int{}
+	for x := 0; x < img.Bounds().Dx(); x++ {
+		for y := 0; y < img.Bounds().Dy(); y++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			for i, c := range palette[:2] {
+				pr, pg, pb, _ := c.RGBA()
+				if r == pr && g == pg && b == pb {
+					found[i]++
+				}
+			}
+		}
+	}
+	if found[0] < 50 || found[1] < 50 {
+		t.Fatalf("pixels per split colour: %v", found)
+	}
+}

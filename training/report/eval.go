@@ -79,24 +79,37 @@ func Findings(s training.EvalSummary) string {
 	}
 	pct := func(x float64) string { return fmt.Sprintf("%.0f %%", 100*x) }
 	var parts []string
+	beats := map[string]bool{}
 	for _, split := range training.Splits {
 		r, ok := s[split][last]
 		if !ok {
 			continue
 		}
 		rnd := s[split][training.PolicyRandom]
+		beats[split] = r.SampledSuccess-rnd.SampledSuccess > 2*sePair(r, rnd)
 		verdict := "no better than the random policy"
 		switch {
-		case r.SampledSuccess-rnd.SampledSuccess > 2*sePair(r, rnd) && r.GreedySuccess >= 0.5:
+		case beats[split] && r.GreedySuccess >= 0.5:
 			verdict = "solved well"
-		case r.SampledSuccess-rnd.SampledSuccess > 2*sePair(r, rnd):
+		case beats[split]:
 			verdict = "better than random, far from solved"
 		}
-		parts = append(parts, fmt.Sprintf("on %s it succeeds greedily on %s (sampled %s ± %.0f, random %s): %s",
+		parts = append(parts, fmt.Sprintf("on the %s it succeeds greedily on %s (sampled %s ± %.0f, random policy %s): %s",
 			splitTitles[split], pct(r.GreedySuccess), pct(r.SampledSuccess), 100*r.SampledSuccessSE, pct(rnd.SampledSuccess), verdict))
+	}
+	if len(parts) > 0 {
+		parts[0] = strings.ToUpper(parts[0][:1]) + parts[0][1:]
 	}
 	out := fmt.Sprintf("**What the %s model can and cannot do.** ", map[string]string{training.PolicyGRPO: "SFT + GRPO", training.PolicySFT: "SFT"}[last]) +
 		strings.Join(parts, "; ") + "."
+	_, hasHeldout := s[training.SplitHeldout][last]
+	summary := ""
+	switch {
+	case beats[training.SplitTrain] && hasHeldout && !beats[training.SplitHeldout]:
+		summary = " In short: it has learned the questions it was trained on, and it does not generalise to new questions, even about the same database."
+	case beats[training.SplitTrain] && beats[training.SplitHeldout] && !beats[training.SplitUnseen]:
+		summary = " In short: it generalises to new questions about its training databases, not to other databases."
+	}
 	sft, okS := s[training.SplitTrain][training.PolicySFT]
 	grpo, okG := s[training.SplitTrain][training.PolicyGRPO]
 	if okS && okG {
@@ -109,7 +122,7 @@ func Findings(s training.EvalSummary) string {
 			out += fmt.Sprintf(" GRPO changed sampled success on the training questions by %+.1f points (%.1f standard errors): not a clear gain.", 100*d, d/se)
 		}
 	}
-	return out
+	return out + summary
 }
 
 // sePair is the standard error of the difference of two independent rates.

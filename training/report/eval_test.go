@@ -1,0 +1,65 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/training"
+)
+
+func summaryOf(rows map[string]map[string][3]float64) training.EvalSummary {
+	s := training.EvalSummary{}
+	for split, byPolicy := range rows {
+		for policy, v := range byPolicy {
+			s.Set(policy, map[string]training.SplitResult{split: {GreedySuccess: v[0], SampledSuccess: v[1], SampledSuccessSE: v[2], Questions: 12}})
+		}
+	}
+	return s
+}
+
+// TestFindings: the statement follows the numbers — what is solved, what
+// is no better than random, and whether GRPO's gain is beyond two standard
+// errors.
+func TestFindings(t *testing.T) {
+	memorises := summaryOf(map[string]map[string][3]float64{
+		training.SplitTrain:   {"random": {0, 0.01, 0.01}, "sft": {0.75, 0.31, 0.047}, "grpo": {0.83, 0.67, 0.048}},
+		training.SplitHeldout: {"random": {0, 0, 0}, "sft": {0, 0, 0}, "grpo": {0, 0, 0}},
+		training.SplitUnseen:  {"random": {0.04, 0.02, 0.01}, "sft": {0, 0, 0}, "grpo": {0, 0, 0}},
+	})
+	got := Findings(memorises)
+	for _, want := range []string{"SFT + GRPO", "On the training questions it succeeds greedily on 83 %", "solved well",
+		"held-out questions (training databases) it succeeds greedily on 0 %", "no better than the random policy",
+		"by 36.0 points (5.4 standard errors)", "does not generalise"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("findings lack %q:\n%s", want, got)
+		}
+	}
+	flat := summaryOf(map[string]map[string][3]float64{
+		training.SplitTrain: {"random": {0, 0, 0}, "sft": {0.5, 0.40, 0.05}, "grpo": {0.5, 0.42, 0.05}},
+	})
+	if got := Findings(flat); !strings.Contains(got, "not a clear gain") {
+		t.Errorf("a gain of 0.3 s.e. is reported as:\n%s", got)
+	}
+	if got := Findings(training.EvalSummary{}); !strings.Contains(got, "No trained model") {
+		t.Errorf("empty summary: %s", got)
+	}
+}
+
+func TestEvalSummaryTableAndSolved(t *testing.T) {
+	s := summaryOf(map[string]map[string][3]float64{training.SplitTrain: {"random": {0, 0.01, 0.01}, "grpo": {0.5, 0.25, 0.05}}})
+	table := EvalSummaryTable(s)
+	if !strings.Contains(table, "25.0 ± 5.0 %") || strings.Index(table, "random") > strings.Index(table, "grpo") {
+		t.Fatalf("table: %s", table)
+	}
+	trained := sqlenv.EvalReport{Episodes: []sqlenv.EpisodeReport{{QuestionID: "q1", Question: "first?", Correct: false},
+		{QuestionID: "q2", Question: "second <b>?", Correct: true}}}
+	random := sqlenv.EvalReport{Episodes: []sqlenv.EpisodeReport{{QuestionID: "q1", Question: "first?"}, {QuestionID: "q2", Question: "second <b>?"}}}
+	html := SolvedSideBySide("random policy", random, "trained", trained, 3)
+	if strings.Contains(html, "first?") || strings.Count(html, "second &lt;b&gt;?") != 2 {
+		t.Fatalf("solved side by side shows the wrong questions: %s", html)
+	}
+	if got := SolvedSideBySide("random policy", random, "trained", sqlenv.EvalReport{}, 3); !strings.Contains(got, "solved none") {
+		t.Fatalf("nothing solved: %s", got)
+	}
+}

@@ -449,3 +449,50 @@ func BenchmarkGenerate(b *testing.B) {
 		}
 	}
 }
+
+// TestMoreQuestions: many more questions than the bundled file's, every
+// gold answer recomputed by the guard, the bundled questions among them,
+// and the same result on a second call.
+func TestMoreQuestions(t *testing.T) {
+	ctx := context.Background()
+	p, err := Generate(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := MoreQuestions(ctx, p.DBDir, "university", dataset.Easy, dataset.Medium)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundledQs, err := dataset.Load(ctx, p.TrainQuestions, dataset.LoadOptions{DBDir: p.DBDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gold := map[string]bool{}
+	ids := map[string]bool{}
+	for _, q := range more {
+		if q.Difficulty == dataset.Hard || q.DatabaseName != "university" || ids[q.QuestionID] {
+			t.Fatalf("unexpected question %+v", q)
+		}
+		ids[q.QuestionID] = true
+		gold[q.GoldSQL] = true
+	}
+	var inBundle, bundledEM int
+	for _, q := range bundledQs {
+		if q.DatabaseName == "university" && q.Difficulty != dataset.Hard {
+			bundledEM++
+			if gold[q.GoldSQL] {
+				inBundle++
+			}
+		}
+	}
+	if len(more) < 4*bundledEM || inBundle != bundledEM {
+		t.Fatalf("%d more questions (bundled easy+medium: %d, of which %d found among them)", len(more), bundledEM, inBundle)
+	}
+	again, err := MoreQuestions(ctx, p.DBDir, "university", dataset.Easy, dataset.Medium)
+	if err != nil || len(again) != len(more) || again[7].QuestionText != more[7].QuestionText {
+		t.Fatalf("not deterministic: %d vs %d questions, %v", len(again), len(more), err)
+	}
+	if _, err := MoreQuestions(ctx, p.DBDir, "nowhere"); err == nil || !strings.Contains(err.Error(), `"nowhere"`) {
+		t.Fatalf("unknown database: %v", err)
+	}
+}

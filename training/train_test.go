@@ -171,7 +171,7 @@ func TestSFTWarmupLowersNLL(t *testing.T) {
 			t.Fatalf("an SFT sample must end with a trained EOS: %q", text)
 		}
 	}
-	cfg.SFTEpochs, cfg.SFTLearningRate = 4, 3e-3
+	cfg.SFTEpochs, cfg.SFTLearningRate, cfg.SFTBatchSize = 4, 3e-3, 2
 	log, _ := NewRunLog(out, 1, nil)
 	tr, err := NewSFTTrainer(cfg, model, samples, log)
 	if err != nil {

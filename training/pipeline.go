@@ -30,7 +30,11 @@ type Pipeline struct {
 	// held-out questions of the training databases, Eval the questions of
 	// the evaluation databases (never trained on).
 	Train, Heldout, Eval []dataset.QuestionRecord
-	Roller               *Roller
+	// Pretrain holds the questions of pre-training (set only to make a base
+	// model, see PretrainQuestions): the environment and the tiny vocabulary
+	// include them.
+	Pretrain []dataset.QuestionRecord
+	Roller   *Roller
 }
 
 // NewPipeline validates cfg, loads the questions (the bundled dataset unless
@@ -86,7 +90,7 @@ func (p *Pipeline) RolloutConfig() RolloutConfig {
 // NewEnv makes an environment over all questions (training, held-out and
 // evaluation) sharing the pipeline's databases.
 func (p *Pipeline) NewEnv() (sqlenv.Env, error) {
-	return sqlenv.New(sqlenv.Config{Questions: slices.Concat(p.Train, p.Heldout, p.Eval),
+	return sqlenv.New(sqlenv.Config{Questions: slices.Concat(p.Pretrain, p.Train, p.Heldout, p.Eval),
 		Databases: p.Databases, StepBudget: p.Config.StepBudget})
 }
 
@@ -107,8 +111,11 @@ func (p *Pipeline) dtype() dtypes.DType {
 
 func (p *Pipeline) loadModel(ctx context.Context) error {
 	c := p.Config
-	if c.ModelName == TinyModelName {
+	switch c.ModelName {
+	case TinyModelName:
 		return p.tinyModel(ctx)
+	case TinyBaseModelName:
+		return p.tinyBaseModel(ctx)
 	}
 	model, tok, dir, err := LoadModelAndTokenizer(ctx, p.Backend, c.ModelName, p.dtype())
 	if err != nil {
@@ -150,7 +157,8 @@ func (p *Pipeline) tinyModel(ctx context.Context) error {
 			return err
 		}
 		if tk, err = tokenizer.TrainBPE(corpus, tokenizer.TrainOptions{VocabSize: TinyVocabSize,
-			AddedTokens: []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"}, EOS: "<|im_end|>"}); err != nil {
+			AddedTokens: []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"}, EOS: "<|im_end|>",
+			Pattern: TinyTokenizerPattern}); err != nil {
 			return err
 		}
 		if err := tk.Save(dir); err != nil {
@@ -183,7 +191,7 @@ func (p *Pipeline) tinyCorpus(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	defer env.Close()
-	for _, q := range p.Train {
+	for _, q := range slices.Concat(p.Pretrain, p.Train) {
 		obs, err := env.Reset(ctx, sqlenv.ResetOptions{QuestionID: q.QuestionID})
 		if err != nil {
 			return nil, err

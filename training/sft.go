@@ -79,6 +79,9 @@ type SFTTrainer struct {
 	// BatchSamples is the number of samples per optimizer step (default
 	// sft_batch_size).
 	BatchSamples int
+	// LastEpochLoss is the mean loss of the steps of the last epoch Train
+	// ran.
+	LastEpochLoss float64
 }
 
 // NewSFTTrainer prepares supervised warm-up with the config's SFT settings.
@@ -110,6 +113,8 @@ func (t *SFTTrainer) Train(ctx context.Context) error {
 	total := t.TotalSteps()
 	bs := t.batchSize()
 	per := (len(t.Samples) + bs - 1) / bs
+	var epochLoss float64
+	var epochSteps int
 	for s := t.Learner.Steps; s < total; s++ {
 		if err := ctx.Err(); err != nil {
 			if _, serr := saveCheckpoint(t.Learner, t.Config, "sft", t.TokenizerDir); serr != nil {
@@ -129,6 +134,12 @@ func (t *SFTTrainer) Train(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if within == 0 {
+			epochLoss, epochSteps = 0, 0
+		}
+		epochLoss += step.Loss
+		epochSteps++
+		t.LastEpochLoss = epochLoss / float64(epochSteps)
 		if t.Log != nil {
 			m := Metrics{"step": float64(s + 1), "epoch": float64(s+1) / float64(per), "loss": step.Loss, "grad_norm": step.GradNorm,
 				"learning_rate": lr, "num_tokens": step.Tokens, "step_time": since(start)}

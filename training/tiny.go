@@ -19,6 +19,16 @@ func TinyModelConfig(vocab int) qwen3.Config {
 	return c
 }
 
+// TinyTokenizerPattern is the pre-tokenizer of the tiny vocabulary: runs of
+// letters, single digits, runs of other symbols and runs of white space are
+// separate pre-tokens, so a word is the same token sequence wherever it
+// stands — "Ivanov" in "the instructor Ivanov", in "name = 'Ivanov'" and on
+// a result line. Qwen's pattern glues a leading space or quote to a word
+// (" Ivanov", "'Ivanov"), and a model this small then has to learn each
+// value's forms separately instead of copying it from the question into the
+// SQL and from a result into the answer.
+const TinyTokenizerPattern = `\p{L}+|\p{N}|[^\s\p{L}\p{N}]+|\s+`
+
 // TinyVocabSize is the tiny preset's vocabulary size.
 const TinyVocabSize = 1024
 

@@ -15,6 +15,9 @@ const QwenPattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}
 // splitter cuts normalized text into pre-tokens (byte ranges).
 type splitter interface {
 	split(s string, emit func(start, end int))
+	// pattern is the regular expression it splits with (saved in
+	// tokenizer.json).
+	pattern() string
 }
 
 // newSplitter returns the fast scanner for QwenPattern and a regexp2 (a
@@ -34,6 +37,8 @@ func newSplitter(pattern string) (splitter, error) {
 // regexSplitter isolates every match of a regular expression; the text
 // between matches becomes pre-tokens too (Hugging Face's "Isolated" split).
 type regexSplitter struct{ re *regexp2.Regexp }
+
+func (r regexSplitter) pattern() string { return r.re.String() }
 
 func (r regexSplitter) split(s string, emit func(start, end int)) {
 	// regexp2 works on runes; map rune offsets back to bytes.
@@ -121,6 +126,9 @@ func isSpace(r rune) bool {
 }
 
 func isNewline(r rune) bool { return r == '\r' || r == '\n' }
+
+// pattern is QwenPattern, which the scanner implements.
+func (qwenScanner) pattern() string { return QwenPattern }
 
 func (qwenScanner) split(s string, emit func(start, end int)) {
 	for i := 0; i < len(s); {

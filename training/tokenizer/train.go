@@ -18,6 +18,10 @@ type TrainOptions struct {
 	// token and EOS names the end-of-sequence token.
 	AddedTokens []string
 	EOS         string
+	// Pattern is the pre-tokenizer's regular expression (Hugging Face's
+	// Split, Isolated); "" means QwenPattern. Texts are cut into pre-tokens
+	// with it before merging, and the saved tokenizer.json carries it.
+	Pattern string
 }
 
 // TrainBPE learns a byte-level BPE vocabulary from texts with Qwen's
@@ -31,11 +35,19 @@ func TrainBPE(texts []string, opts TrainOptions) (*Tokenizer, error) {
 	if opts.VocabSize > 256+len(opts.AddedTokens) {
 		merges = opts.VocabSize - 256 - len(opts.AddedTokens)
 	}
+	pattern := opts.Pattern
+	if pattern == "" {
+		pattern = QwenPattern
+	}
+	sp, err := newSplitter(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("train BPE: %w", err)
+	}
 	// Count pre-tokens, as sequences of byte-level symbols.
 	counts := map[string]int{}
 	for _, t := range texts {
 		t = nfc(t)
-		qwenScanner{}.split(t, func(s, e int) { counts[t[s:e]]++ })
+		sp.split(t, func(s, e int) { counts[t[s:e]]++ })
 	}
 	type word struct {
 		syms  []string
@@ -99,7 +111,6 @@ func TrainBPE(texts []string, opts TrainOptions) (*Tokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
-	sp, _ := newSplitter(QwenPattern)
 	t := &Tokenizer{model: m, splitter: sp, normalizer: nfc, eos: -1, pad: -1, bos: -1, source: "TrainBPE"}
 	var added []AddedToken
 	for i, a := range opts.AddedTokens {
@@ -120,8 +131,8 @@ func TrainBPE(texts []string, opts TrainOptions) (*Tokenizer, error) {
 	return t, nil
 }
 
-// Save writes tokenizer.json (Hugging Face's format: NFC, Qwen's Split
-// pre-tokenizer, ByteLevel, BPE) and tokenizer_config.json (eos, pad and
+// Save writes tokenizer.json (Hugging Face's format: NFC, a Split
+// pre-tokenizer with the tokenizer's pattern, ByteLevel, BPE) and tokenizer_config.json (eos, pad and
 // added tokens) to dir.
 func (t *Tokenizer) Save(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -141,7 +152,7 @@ func (t *Tokenizer) Save(dir string) error {
 		"version": "1.0", "truncation": nil, "padding": nil, "added_tokens": added,
 		"normalizer": map[string]any{"type": "NFC"},
 		"pre_tokenizer": map[string]any{"type": "Sequence", "pretokenizers": []any{
-			map[string]any{"type": "Split", "pattern": map[string]any{"Regex": QwenPattern}, "behavior": "Isolated", "invert": false},
+			map[string]any{"type": "Split", "pattern": map[string]any{"Regex": t.splitter.pattern()}, "behavior": "Isolated", "invert": false},
 			byteLevel}},
 		"post_processor": byteLevel, "decoder": byteLevel,
 		"model": map[string]any{"type": "BPE", "dropout": nil, "unk_token": nil, "continuing_subword_prefix": "",

@@ -1,6 +1,9 @@
 package tokenizer
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -50,4 +53,71 @@ func TestTrainBPESaveLoad(t *testing.T) {
 	if loaded.EOS() != tk.EOS() || loaded.PAD() != tk.PAD() {
 		t.Fatal("special ids lost in Save")
 	}
+}
+
+// TestTrainBPEPattern: a custom pre-tokenizer pattern cuts the training
+// texts and the encodings, and survives Save → Load (tokenizer.json carries
+// it). With words split from their leading space or quote, a word is the
+// same tokens in every context, which Qwen's pattern does not give.
+func TestTrainBPEPattern(t *testing.T) {
+	corpus := []string{"How many students come from Oslo?", "QUERY: SELECT count(*) FROM student WHERE home_city = 'Oslo'",
+		"home_city\n1. Oslo\n2. Lima", "ANSWER: Oslo", "Students from Lima or Oslo"}
+	pattern := `\p{L}+|\p{N}|[^\s\p{L}\p{N}]+|\s+`
+	tk, err := TrainBPE(corpus, TrainOptions{VocabSize: 300, AddedTokens: []string{"<|endoftext|>"}, Pattern: pattern})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oslo := tk.Encode("Oslo")
+	for _, ctx := range []string{" from Oslo?", " = 'Oslo'", "1. Oslo\n", "ANSWER: Oslo"} {
+		if !containsRun(tk.Encode(ctx), oslo) {
+			t.Errorf("%q: %v does not contain Oslo's tokens %v", ctx, tk.Encode(ctx), oslo)
+		}
+	}
+	qwen, err := TrainBPE(corpus, TrainOptions{VocabSize: 300, AddedTokens: []string{"<|endoftext|>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if containsRun(qwen.Encode(" = 'Oslo'"), qwen.Encode("Oslo")) && containsRun(qwen.Encode(" from Oslo"), qwen.Encode("Oslo")) {
+		t.Error("Qwen's pattern gives Oslo the same tokens after a space and after a quote: the comparison above proves nothing")
+	}
+	dir := t.TempDir()
+	if err := tk.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, TokenizerJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		PreTokenizer struct {
+			Pretokenizers []struct {
+				Pattern map[string]string `json:"pattern"`
+			} `json:"pretokenizers"`
+		} `json:"pre_tokenizer"`
+	}
+	if err := json.Unmarshal(b, &file); err != nil || len(file.PreTokenizer.Pretokenizers) == 0 || file.PreTokenizer.Pretokenizers[0].Pattern["Regex"] != pattern {
+		t.Fatalf("tokenizer.json pre_tokenizer: %+v (%v)", file.PreTokenizer, err)
+	}
+	loaded, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range append(corpus, "unseen wörds 123 🤗 'quoted'") {
+		if !reflect.DeepEqual(loaded.Encode(s), tk.Encode(s)) {
+			t.Fatalf("saved tokenizer encodes %q differently", s)
+		}
+	}
+	if _, err := TrainBPE(corpus, TrainOptions{VocabSize: 300, Pattern: `(`}); err == nil || !strings.Contains(err.Error(), "(") {
+		t.Fatalf("bad pattern: %v", err)
+	}
+}
+
+// containsRun reports whether sub occurs in ids as a contiguous run.
+func containsRun(ids, sub []int32) bool {
+	for i := 0; i+len(sub) <= len(ids); i++ {
+		if reflect.DeepEqual(ids[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }

@@ -185,13 +185,14 @@ func (p *Pipeline) tinyCorpus(ctx context.Context) ([]string, error) {
 		system = GetSystemPrompt()
 	}
 	corpus := []string{system, "<|im_start|>system\n", "<|im_start|>user\n", "<|im_start|>assistant\n<think>\n\n</think>\n\n"}
-	oracle := sqlenv.NewOraclePolicy(p.Train)
+	qs := slices.Concat(p.Pretrain, p.Train)
+	oracle := sqlenv.NewOraclePolicy(qs)
 	env, err := p.NewEnv()
 	if err != nil {
 		return nil, err
 	}
 	defer env.Close()
-	for _, q := range slices.Concat(p.Pretrain, p.Train) {
+	for _, q := range qs {
 		obs, err := env.Reset(ctx, sqlenv.ResetOptions{QuestionID: q.QuestionID})
 		if err != nil {
 			return nil, err

@@ -11,11 +11,11 @@ import (
 	"testing"
 )
 
-// learningConfig is the tiny preset (TinyPreset) with a shorter GRPO run:
+// learningConfig is the from-scratch tiny preset (TinyScratchPreset) with a shorter GRPO run:
 // SFT on the 42 training questions of one database, GRPO on 12 of them.
 func learningConfig(out string, seed int64) GRPOConfig {
 	cfg := DefaultGRPOConfig()
-	TinyPreset(&cfg)
+	TinyScratchPreset(&cfg)
 	cfg.OutputDir, cfg.Seed = out, seed
 	cfg.MaxSteps, cfg.EvalSteps, cfg.LoggingSteps = 60, 0, 10
 	return cfg

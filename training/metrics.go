@@ -108,7 +108,8 @@ func (l *RunLog) Flush() error {
 	return nil
 }
 
-// progressLine renders "\r step 3/25 [=====>     ] reward 0.412 …".
+// progressLine renders "\r step 3/25 [=====>     ] reward 0.412 …": the
+// rollout figures for GRPO steps, the epoch for supervised ones.
 func progressLine(m Metrics, total int) string {
 	step := int(m["step"])
 	const width = 24
@@ -117,8 +118,13 @@ func progressLine(m Metrics, total int) string {
 	if done < width && done > 0 {
 		bar = bar[:done-1] + ">" + bar[done:]
 	}
-	return fmt.Sprintf("\rstep %d/%d [%s] reward %.3f success %.0f%% loss %.4f %.1fs/step ", step, total, bar,
-		m["reward"], 100*m["success_rate"], m["loss"], m["step_time"])
+	line := fmt.Sprintf("\rstep %d/%d [%s] ", step, total, bar)
+	if r, ok := m["reward"]; ok {
+		line += fmt.Sprintf("reward %.3f success %.0f%% ", r, 100*m["success_rate"])
+	} else if e, ok := m["epoch"]; ok {
+		line += fmt.Sprintf("epoch %.2f ", e)
+	}
+	return line + fmt.Sprintf("loss %.4f %.1fs/step ", m["loss"], m["step_time"])
 }
 
 // ReadMetrics reads a metrics.jsonl file.

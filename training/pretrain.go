@@ -25,14 +25,15 @@ import (
 // instead of a randomly initialised tiny model.
 const TinyBaseModelName = "tiny-base"
 
-// PretrainQuestions returns the questions a base model for the pipeline's
-// training databases is pre-trained on: every question the bundled
-// generator's templates give for those databases at the configured
-// difficulties (bundled.MoreQuestions), minus any whose gold SQL or text is
-// that of a training, held-out or evaluation question of the pipeline — so
-// that every split still measures questions the base model never saw. It
-// needs the bundled dataset (no questions_path).
-func (p *Pipeline) PretrainQuestions(ctx context.Context) ([]dataset.QuestionRecord, error) {
+// PretrainQuestions returns the questions a base model is pre-trained on:
+// every question the bundled generator's templates give for databases (none:
+// the pipeline's training databases) at the configured difficulties
+// (bundled.MoreQuestions), minus any whose gold SQL or text is that of a
+// training, held-out or evaluation question of the pipeline — so that every
+// split still measures questions the base model never saw. A database of
+// the evaluation split is refused. It needs the bundled dataset (no
+// questions_path).
+func (p *Pipeline) PretrainQuestions(ctx context.Context, databases ...string) ([]dataset.QuestionRecord, error) {
 	c := p.Config
 	if c.QuestionsPath != "" || c.DBDir != "" {
 		return nil, errors.New("pre-training generates questions of the bundled databases: leave questions_path and db_dir empty")
@@ -45,7 +46,10 @@ func (p *Pipeline) PretrainQuestions(ctx context.Context) ([]dataset.QuestionRec
 	for _, d := range c.DifficultyFilter {
 		diffs = append(diffs, dataset.Difficulty(d))
 	}
-	dbs := c.TrainDatabases
+	dbs := databases
+	if len(dbs) == 0 {
+		dbs = c.TrainDatabases
+	}
 	if len(dbs) == 0 {
 		for _, q := range p.Train {
 			if !slices.Contains(dbs, q.DatabaseName) {
@@ -57,6 +61,11 @@ func (p *Pipeline) PretrainQuestions(ctx context.Context) ([]dataset.QuestionRec
 	for _, q := range slices.Concat(p.Train, p.Heldout, p.Eval) {
 		used[tinybase.SQLKey(q.GoldSQL)] = true
 		used[strings.ToLower(strings.TrimSpace(q.QuestionText))] = true
+	}
+	for _, q := range p.Eval {
+		if slices.Contains(dbs, q.DatabaseName) {
+			return nil, fmt.Errorf("pre-training on %s, a database of the unseen_databases split, would make it seen", q.DatabaseName)
+		}
 	}
 	var out []dataset.QuestionRecord
 	for _, db := range dbs {

@@ -48,6 +48,9 @@ func TestPretrainQuestionsLeaveSplitsOut(t *testing.T) {
 			t.Fatalf("%s has the text of %s", q.QuestionID, id)
 		}
 	}
+	if _, err := p.PretrainQuestions(ctx, "university", p.Eval[0].DatabaseName); err == nil || !strings.Contains(err.Error(), p.Eval[0].DatabaseName) {
+		t.Fatalf("pre-training on an evaluation database: %v", err)
+	}
 	// Guard: a base model pre-trained on a held-out question is refused.
 	prov := tinybase.Provenance{SeenSQL: []string{tinybase.SQLKey(p.Heldout[1].GoldSQL)}}
 	var seen *tinybase.ErrSeen

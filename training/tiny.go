@@ -37,25 +37,35 @@ const TinyVocabSize = 1024
 // has to learn the actions from the SFT warm-up anyway.
 const TinySystemPrompt = "Answer the question about the SQLite database. Reply with one action: DESCRIBE: table, SAMPLE: table, QUERY: select, or ANSWER: value."
 
-// TinyPreset turns cfg into the CPU preset: a tiny model trained from
-// scratch on one database in about five minutes on two cores. The SFT
-// warm-up imitates the oracle on the database's 42 training questions (easy
-// and medium); GRPO then plays 12 of them, 80 steps of 2 questions × 8
-// episodes sampled at temperature 0.7, so each question about 13 times (a
-// model this small learns per question: GRPO spread over all 42 questions
-// left their success flat).
+// TinyScratchPreset turns cfg into the from-scratch CPU preset: a tiny
+// model initialised at random and trained on one database in about five
+// minutes on two cores. The SFT warm-up imitates the oracle on the
+// database's 42 training questions (easy and medium); GRPO then plays 12 of
+// them, 80 steps of 2 questions × 8 episodes sampled at temperature 0.7, so
+// each question about 13 times (a model this small learns per question:
+// GRPO spread over all 42 questions left their success flat).
 // The evaluation shows what such a model can do (its training questions)
 // and cannot (held-out questions, other databases): it memorises, it does
 // not generalise. Measured in BENCHMARKS.md ("Learning on the CPU").
-func TinyPreset(cfg *GRPOConfig) {
+func TinyScratchPreset(cfg *GRPOConfig) {
 	cfg.ModelName, cfg.Precision, cfg.SystemPrompt = TinyModelName, "float32", TinySystemPrompt
 	cfg.TrainDatabases, cfg.DifficultyFilter, cfg.HeldoutFraction = []string{"university"}, []string{"easy", "medium"}, 0.2
 	cfg.StepBudget, cfg.HistoryPairs, cfg.MaxResultChars = 5, 0, 300
-	cfg.MaxNewTokens, cfg.MaxCompletionLength, cfg.LengthBucket = 80, 240, 32
+	cfg.MaxNewTokens, cfg.MaxCompletionLength, cfg.LengthBucket = 96, 240, 32
 	cfg.SFTMaxQuestions, cfg.SFTEpochs, cfg.SFTBatchSize, cfg.SFTLearningRate = 0, 18, 8, 2e-3
 	cfg.GRPOMaxQuestions, cfg.NumGenerations, cfg.PerDeviceTrainBatchSize, cfg.GradientAccumulationSteps = 12, 8, 8, 2
 	cfg.Temperature, cfg.RewardFuncs, cfg.LossType = 0.7, []string{"correctness", "progress"}, LossDAPO
 	cfg.MaxSteps, cfg.LearningRate, cfg.LRSchedulerType, cfg.WarmupSteps = 80, 1e-4, "constant", 0
 	cfg.LoggingSteps, cfg.EvalSteps = 5, 20
 	cfg.MaxEvalQuestions, cfg.EvalSamples = 24, 8
+}
+
+// TinyPreset turns cfg into the notebook's CPU preset: TinyScratchPreset's
+// data, prompts and rollouts, starting from the pre-trained base model
+// (TinyBaseModelName, package tinybase) instead of random weights — so
+// that, besides learning its training questions, the model answers
+// held-out questions of its database.
+func TinyPreset(cfg *GRPOConfig) {
+	TinyScratchPreset(cfg)
+	cfg.ModelName = TinyBaseModelName
 }

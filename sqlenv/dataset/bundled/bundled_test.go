@@ -1,6 +1,7 @@
 package bundled
 
 import (
+	"slices"
 	"bytes"
 	"context"
 	"database/sql"
@@ -494,5 +495,17 @@ func TestMoreQuestions(t *testing.T) {
 	}
 	if _, err := MoreQuestions(ctx, p.DBDir, "nowhere"); err == nil || !strings.Contains(err.Error(), `"nowhere"`) {
 		t.Fatalf("unknown database: %v", err)
+	}
+}
+
+func TestDatabasesBySplit(t *testing.T) {
+	train, eval := Databases(dataset.Train), Databases(dataset.Eval)
+	if len(train) != 10 || len(eval) != 4 || train[0] != "university" {
+		t.Fatalf("train %v, eval %v", train, eval)
+	}
+	for _, d := range eval {
+		if slices.Contains(train, d) {
+			t.Fatalf("%s in both splits", d)
+		}
 	}
 }

@@ -62,3 +62,15 @@ func MoreQuestions(ctx context.Context, dbDir, database string, difficulties ...
 	}
 	return out, nil
 }
+
+// Databases lists the generated databases of a split (dataset.Train or
+// dataset.Eval) in output order.
+func Databases(split dataset.Split) []string {
+	var out []string
+	for _, d := range domains() {
+		if d.split == split {
+			out = append(out, d.name)
+		}
+	}
+	return out
+}

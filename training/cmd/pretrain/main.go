@@ -22,6 +22,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
+	"github.com/gosqlenv/gosqlenv/sqlenv/dataset/bundled"
 	"github.com/gosqlenv/gosqlenv/training"
 	"github.com/gosqlenv/gosqlenv/training/tinybase"
 )
@@ -41,6 +43,7 @@ func main() {
 // options are the command's flags.
 type options struct {
 	outputDir, workDir string
+	databases          []string
 	epochs, batchSize  int
 	learningRate       float64
 	seed               int64
@@ -62,11 +65,20 @@ func parse(args []string) (options, error) {
 	fs.IntVar(&o.batchSize, "batch_size", defaultBatchSize, "samples (oracle turns) per optimizer step")
 	fs.Float64Var(&o.learningRate, "learning_rate", defaultLearningRate, "peak learning rate (linear decay to 0)")
 	fs.Int64Var(&o.seed, "seed", 1, "initialisation and shuffling seed")
+	dbs := fs.String("databases", strings.Join(bundled.Databases(dataset.Train), ","), "comma-separated bundled training databases whose generated questions it learns")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	for _, d := range strings.Split(*dbs, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			o.databases = append(o.databases, d)
+		}
+	}
+	if len(o.databases) == 0 {
+		return o, errors.New("-databases: name at least one database")
 	}
 	if o.epochs < 1 || o.batchSize < 1 || !(o.learningRate > 0) {
 		return o, fmt.Errorf("-epochs %d, -batch_size %d, -learning_rate %g: all must be positive", o.epochs, o.batchSize, o.learningRate)
@@ -93,14 +105,14 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	defer p.Close()
-	if p.Pretrain, err = p.PretrainQuestions(ctx); err != nil {
+	if p.Pretrain, err = p.PretrainQuestions(ctx, o.databases...); err != nil {
 		return err
 	}
 	if err := p.LoadModel(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "pre-training a %d-parameter model on %d questions of %v (%d training, %d held-out and %d evaluation questions left out), %d epochs\n",
-		p.Model.Config.NumParameters(), len(p.Pretrain), cfg.TrainDatabases, len(p.Train), len(p.Heldout), len(p.Eval), o.epochs)
+		p.Model.Config.NumParameters(), len(p.Pretrain), o.databases, len(p.Train), len(p.Heldout), len(p.Eval), o.epochs)
 	log, err := training.NewRunLog(work, 50, os.Stderr)
 	if err != nil {
 		return err
@@ -123,7 +135,7 @@ func run(ctx context.Context, args []string) error {
 		GitCommit: gitCommit(),
 		Created:   time.Now().UTC().Format(time.RFC3339),
 		Machine:   machine(),
-		Databases: cfg.TrainDatabases, Difficulties: cfg.DifficultyFilter,
+		Databases: o.databases, Difficulties: cfg.DifficultyFilter,
 		Questions: res.Questions, Samples: res.Samples,
 		Epochs: o.epochs, LearningRate: o.learningRate, BatchSize: o.batchSize, Seed: o.seed,
 		FinalLoss: res.FinalLoss,
@@ -139,12 +151,12 @@ func run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// Config is the tiny preset with a random tiny model and the pre-training
+// Config is the from-scratch tiny preset (a random tiny model) with the pre-training
 // settings of o (as SFT settings), writing under work.
 func Config(o options, work string) training.GRPOConfig {
 	cfg := training.DefaultGRPOConfig()
-	training.TinyPreset(&cfg)
-	cfg.ModelName, cfg.OutputDir, cfg.Seed = training.TinyModelName, work, o.seed
+	training.TinyScratchPreset(&cfg)
+	cfg.OutputDir, cfg.Seed = work, o.seed
 	cfg.SFTEpochs, cfg.SFTBatchSize, cfg.SFTLearningRate = o.epochs, o.batchSize, o.learningRate
 	cfg.SaveSteps = 0
 	return cfg

@@ -168,8 +168,10 @@ func parse(args []string) (cfg training.GRPOConfig, stage string, ro raftOptions
 	case "":
 	case "tiny":
 		training.TinyPreset(&cfg)
+	case "tiny-scratch":
+		training.TinyScratchPreset(&cfg)
 	default:
-		return cfg, "", ro, "", fmt.Errorf("-preset %q: the only preset is tiny", *preset)
+		return cfg, "", ro, "", fmt.Errorf("-preset %q: the presets are tiny and tiny-scratch", *preset)
 	}
 	if *configPath != "" {
 		if *preset != "" {
@@ -184,7 +186,7 @@ func parse(args []string) (cfg training.GRPOConfig, stage string, ro raftOptions
 	}
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.String("config", *configPath, "JSON or YAML configuration file (applied before environment variables and flags)")
-	fs.String("preset", *preset, "tiny: the notebook's CPU preset (training.TinyPreset), applied before environment variables and flags")
+	fs.String("preset", *preset, "tiny: the notebook's CPU preset (training.TinyPreset, from the pre-trained tiny base model); tiny-scratch: the same from random weights (training.TinyScratchPreset); applied before environment variables and flags")
 	raftPath := fs.String("raft_config", "", "raft stage: JSON or YAML RAFT configuration (training/raft.Config; default: the reference setup, output in <output_dir>/raft)")
 	fs.IntVar(&ro.questions, "raft_questions", 32, "raft stage: number of training questions sampled per cycle (0: all)")
 	fs.StringVar(&evalPolicy, "eval_policy", training.PolicyGRPO, "eval stage: the name under which the model's results go into eval_summary.json (untrained, sft, grpo, …)")

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gosqlenv/gosqlenv/training"
 )
 
 func TestParseStages(t *testing.T) {
@@ -32,8 +34,12 @@ func TestParseStages(t *testing.T) {
 		t.Errorf("bad raft config: %v, want an error naming %s", err, path)
 	}
 	cfg, _, _, _, err = parse([]string{"-preset", "tiny", "-seed", "3", "eval"})
-	if err != nil || cfg.ModelName != "tiny" || cfg.GRPOMaxQuestions == 0 || cfg.Seed != 3 {
+	if err != nil || cfg.ModelName != training.TinyBaseModelName || cfg.GRPOMaxQuestions == 0 || cfg.Seed != 3 {
 		t.Errorf("-preset tiny: %+v, %v", cfg, err)
+	}
+	cfg, _, _, _, err = parse([]string{"-preset", "tiny-scratch", "eval"})
+	if err != nil || cfg.ModelName != training.TinyModelName || cfg.GRPOMaxQuestions == 0 {
+		t.Errorf("-preset tiny-scratch: %+v, %v", cfg, err)
 	}
 	if _, _, _, _, err := parse([]string{"-preset=small"}); err == nil || !strings.Contains(err.Error(), `"small"`) {
 		t.Errorf("unknown preset: %v", err)

@@ -1,7 +1,6 @@
 package bundled
 
 import (
-	"slices"
 	"bytes"
 	"context"
 	"database/sql"
@@ -12,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"

@@ -34,7 +34,11 @@ type Pipeline struct {
 	// model, see PretrainQuestions): the environment and the tiny vocabulary
 	// include them.
 	Pretrain []dataset.QuestionRecord
-	Roller   *Roller
+	// TokenizerPattern is the pre-tokenizer pattern of the vocabulary
+	// learned for model_name tiny ("": Qwen's); the pretrain command sets
+	// TinyTokenizerPattern.
+	TokenizerPattern string
+	Roller           *Roller
 }
 
 // NewPipeline validates cfg, loads the questions (the bundled dataset unless
@@ -158,7 +162,7 @@ func (p *Pipeline) tinyModel(ctx context.Context) error {
 		}
 		if tk, err = tokenizer.TrainBPE(corpus, tokenizer.TrainOptions{VocabSize: TinyVocabSize,
 			AddedTokens: []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"}, EOS: "<|im_end|>",
-			Pattern: TinyTokenizerPattern}); err != nil {
+			Pattern: p.TokenizerPattern}); err != nil {
 			return err
 		}
 		if err := tk.Save(dir); err != nil {

@@ -19,7 +19,8 @@ func TinyModelConfig(vocab int) qwen3.Config {
 	return c
 }
 
-// TinyTokenizerPattern is the pre-tokenizer of the tiny vocabulary: runs of
+// TinyTokenizerPattern is the pre-tokenizer of the tiny base model's
+// vocabulary (package tinybase; the from-scratch preset keeps Qwen's): runs of
 // letters, single digits, runs of other symbols and runs of white space are
 // separate pre-tokens, so a word is the same token sequence wherever it
 // stands — "Ivanov" in "the instructor Ivanov", in "name = 'Ivanov'" and on
@@ -51,7 +52,7 @@ func TinyScratchPreset(cfg *GRPOConfig) {
 	cfg.ModelName, cfg.Precision, cfg.SystemPrompt = TinyModelName, "float32", TinySystemPrompt
 	cfg.TrainDatabases, cfg.DifficultyFilter, cfg.HeldoutFraction = []string{"university"}, []string{"easy", "medium"}, 0.2
 	cfg.StepBudget, cfg.HistoryPairs, cfg.MaxResultChars = 5, 0, 300
-	cfg.MaxNewTokens, cfg.MaxCompletionLength, cfg.LengthBucket = 96, 240, 32
+	cfg.MaxNewTokens, cfg.MaxCompletionLength, cfg.LengthBucket = 80, 240, 32
 	cfg.SFTMaxQuestions, cfg.SFTEpochs, cfg.SFTBatchSize, cfg.SFTLearningRate = 0, 18, 8, 2e-3
 	cfg.GRPOMaxQuestions, cfg.NumGenerations, cfg.PerDeviceTrainBatchSize, cfg.GradientAccumulationSteps = 12, 8, 8, 2
 	cfg.Temperature, cfg.RewardFuncs, cfg.LossType = 0.7, []string{"correctness", "progress"}, LossDAPO
@@ -67,5 +68,7 @@ func TinyScratchPreset(cfg *GRPOConfig) {
 // held-out questions of its database.
 func TinyPreset(cfg *GRPOConfig) {
 	TinyScratchPreset(cfg)
-	cfg.ModelName = TinyBaseModelName
+	// The base model's vocabulary splits words from spaces and quotes: its
+	// longest oracle action on these questions has 81 tokens.
+	cfg.ModelName, cfg.MaxNewTokens = TinyBaseModelName, 96
 }

@@ -216,6 +216,8 @@ type ErrSeen struct {
 }
 
 func (e *ErrSeen) Error() string {
-	return fmt.Sprintf("the tiny base model was pre-trained on the gold SQL of %d of the questions this run holds out or evaluates on (%s): their success would measure memory, not skill; use the split it was built for (train_databases [university], heldout_fraction 0.2, difficulty easy and medium) or rebuild it with go run ./training/cmd/pretrain",
+	return fmt.Sprintf("the tiny base model was pre-trained on the gold SQL of %d of the questions this run holds out or evaluates on (%s): "+
+		"their success would measure memory, not skill. It suits the split it was built for (the tiny preset: train_databases [university], "+
+		"difficulty easy and medium, any heldout_fraction); for other databases start from model_name tiny or rebuild it (go run ./training/cmd/pretrain)",
 		len(e.QuestionIDs), strings.Join(e.QuestionIDs[:min(5, len(e.QuestionIDs))], ", "))
 }

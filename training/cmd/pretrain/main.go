@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,9 +52,10 @@ type options struct {
 
 // Defaults of the shipped model (provenance.json records what was used).
 const (
-	defaultEpochs       = 24
+	defaultEpochs       = 40
 	defaultBatchSize    = 16
 	defaultLearningRate = 2e-3
+	defaultDatabases    = "university"
 )
 
 func parse(args []string) (options, error) {
@@ -65,7 +67,7 @@ func parse(args []string) (options, error) {
 	fs.IntVar(&o.batchSize, "batch_size", defaultBatchSize, "samples (oracle turns) per optimizer step")
 	fs.Float64Var(&o.learningRate, "learning_rate", defaultLearningRate, "peak learning rate (linear decay to 0)")
 	fs.Int64Var(&o.seed, "seed", 1, "initialisation and shuffling seed")
-	dbs := fs.String("databases", strings.Join(bundled.Databases(dataset.Train), ","), "comma-separated bundled training databases whose generated questions it learns")
+	dbs := fs.String("databases", defaultDatabases, "comma-separated bundled training databases whose generated questions it learns (of "+strings.Join(bundled.Databases(dataset.Train), ", ")+")")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -108,6 +110,7 @@ func run(ctx context.Context, args []string) error {
 	if p.Pretrain, err = p.PretrainQuestions(ctx, o.databases...); err != nil {
 		return err
 	}
+	p.TokenizerPattern = training.TinyTokenizerPattern
 	if err := p.LoadModel(ctx); err != nil {
 		return err
 	}
@@ -131,7 +134,7 @@ func run(ctx context.Context, args []string) error {
 		summary = append(summary, fmt.Sprintf("%s %s", split, r))
 	}
 	prov := tinybase.Provenance{
-		Command:   commandLine(args),
+		Command:   commandLine(o),
 		GitCommit: gitCommit(),
 		Created:   time.Now().UTC().Format(time.RFC3339),
 		Machine:   machine(),
@@ -162,8 +165,11 @@ func Config(o options, work string) training.GRPOConfig {
 	return cfg
 }
 
-func commandLine(args []string) string {
-	return strings.Join(append([]string{"GOEXPERIMENT=simd go run ./training/cmd/pretrain"}, args...), " ")
+// commandLine is the command that rebuilds the model with every setting
+// spelled out, so that it means the same when the defaults change.
+func commandLine(o options) string {
+	return fmt.Sprintf("GOEXPERIMENT=simd go run ./training/cmd/pretrain -databases %s -epochs %d -batch_size %d -learning_rate %g -seed %d -output_dir %s",
+		strings.Join(o.databases, ","), o.epochs, o.batchSize, o.learningRate, o.seed, o.outputDir)
 }
 
 func gitCommit() string {
@@ -176,14 +182,24 @@ func gitCommit() string {
 
 // machine names the CPU and the threads used.
 func machine() string {
-	cpu := "unknown CPU"
+	cpu, simd := "unknown CPU", ""
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			k, v, ok := strings.Cut(line, ":")
+			switch k = strings.TrimSpace(k); {
+			case ok && k == "model name" && cpu == "unknown CPU":
 				cpu = strings.TrimSpace(v)
-				break
+			case ok && k == "flags" && simd == "":
+				var have []string
+				for _, f := range []string{"avx2", "avx512f"} {
+					if slices.Contains(strings.Fields(v), f) {
+						have = append(have, strings.ToUpper(strings.TrimSuffix(f, "f")))
+					}
+				}
+				simd = " (" + strings.Join(have, ", ") + ")"
 			}
 		}
 	}
+	cpu += simd
 	return fmt.Sprintf("%s, %d threads (GOMAXPROCS), %s/%s", cpu, runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
 }

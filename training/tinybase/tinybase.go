@@ -1,18 +1,21 @@
 // Package tinybase ships the tiny preset's pre-trained base model: a small
-// Qwen3 (random initialisation, then imitation of the environment's oracle on
-// several hundred generated questions of the bundled `university` database)
-// with its own byte-level BPE vocabulary, in Hugging Face's format
-// (config.json, model.safetensors, tokenizer.json), embedded in the binary.
+// Qwen3 (training.TinyModelConfig, 0.5 M parameters) with its own byte-level
+// BPE vocabulary, initialised at random and then trained by this project to
+// imitate the environment's oracle on generated questions of the bundled
+// `university` database, in Hugging Face's format (config.json,
+// model.safetensors, tokenizer.json), embedded in the binary.
 //
-// It exists so that a CPU run can show more than memorisation: a model
-// trained from scratch in minutes learns its training questions but answers
-// none it has not seen, while this base, pre-trained on other questions of
-// the same kinds, copies values from a question into its SQL and from a
-// result into its answer. The questions the training pipeline trains on,
+// Starting from it, the CPU preset's SFT warm-up and GRPO reach far higher
+// success on their training questions than from random weights. It was made
+// to find out whether pre-training on other questions of the same kinds
+// teaches a model this small to generalise — to copy values from a question
+// into its SQL — and it mostly does not: it copies values from a result into
+// its answer, but writes memorised constants into its SQL (BENCHMARKS.md,
+// "The tiny base model"). The questions the training pipeline trains on,
 // holds out and evaluates on were left out of its pre-training
 // (Provenance.SeenSQL lets a run check that). `go run
 // ./training/cmd/pretrain` rebuilds it; model/provenance.json records the
-// exact command, settings, data and time.
+// command, settings, data, machine and time.
 package tinybase
 
 import (

@@ -35,11 +35,7 @@ func (t *GRPOTrainer) SaveCheckpoint() (string, error) {
 
 func saveCheckpoint(l *Learner, cfg GRPOConfig, stage, tokenizerDir string) (string, error) {
 	dir := checkpointDir(cfg.OutputDir, l.Steps)
-	dtype := dtypes.Float32
-	if cfg.Precision == "bfloat16" {
-		dtype = dtypes.BFloat16
-	}
-	if err := l.Save(dir, dtype, tokenizerDir); err != nil {
+	if err := l.Save(dir, l.Model.DType, tokenizerDir); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
 	state, err := json.MarshalIndent(TrainerState{GlobalStep: l.Steps, Stage: stage, Config: cfg}, "", "  ")
@@ -54,14 +50,24 @@ func saveCheckpoint(l *Learner, cfg GRPOConfig, stage, tokenizerDir string) (str
 
 // Save writes the learner's model to dir as Hugging Face safetensors +
 // config.json in dtype (loadable by transformers and qwen3.LoadWeights), the
-// AdamW moments in float32 under dir/optimizer/{exp_avg,exp_avg_sq}, and,
+// AdamW moments in float32 under dir/optimizer/{exp_avg,exp_avg_sq}, a
+// half-precision model's float32 master weights under dir/optimizer/master
+// (so that resuming loses nothing), and,
 // when tokenizerDir is not empty, copies of its tokenizer files. The step
 // count is the caller's to record (see Load).
 func (l *Learner) Save(dir string, dtype dtypes.DType, tokenizerDir string) error {
 	if err := l.Model.HostWeights().Save(dir, dtype); err != nil {
 		return err
 	}
-	for name, moments := range map[string][]*tensors.Tensor{"exp_avg": l.m, "exp_avg_sq": l.v} {
+	state := map[string][]*tensors.Tensor{"exp_avg": l.m, "exp_avg_sq": l.v}
+	if l.mixed() {
+		master, err := l.masterWeights()
+		if err != nil {
+			return err
+		}
+		state["master"] = master
+	}
+	for name, moments := range state {
 		w := &qwen3.Weights{Config: l.Model.Config, Tensors: map[string]*tensors.Tensor{}}
 		for i, spec := range l.Model.Config.Weights() {
 			w.Tensors[spec.Name] = moments[i]
@@ -102,8 +108,9 @@ func loadCheckpoint(l *Learner, dir string) error {
 	return nil
 }
 
-// Load restores the model weights and AdamW moments written by Save and
-// drops accumulated gradients; it leaves Steps to the caller.
+// Load restores the model weights, AdamW moments and (for a half-precision
+// model, when saved) float32 master weights written by Save, and drops
+// accumulated gradients; it leaves Steps to the caller.
 func (l *Learner) Load(dir string) error {
 	w, err := qwen3.LoadWeights(dir, l.Model.DType)
 	if err != nil {
@@ -127,6 +134,23 @@ func (l *Learner) Load(dir string) error {
 		}
 	}
 	l.m, l.v, l.acc = m, v, nil
+	l.master, l.installed = nil, nil
+	if !l.mixed() {
+		return nil
+	}
+	masterDir := filepath.Join(dir, "optimizer", "master")
+	if _, err := os.Stat(filepath.Join(masterDir, "config.json")); err != nil {
+		return nil // an older or float32 checkpoint: master weights from the model
+	}
+	mw, err := qwen3.LoadWeights(masterDir, dtypes.Float32)
+	if err != nil {
+		return fmt.Errorf("master weights: %w", err)
+	}
+	master := make([]*tensors.Tensor, 0, len(ws))
+	for _, spec := range l.Model.Config.Weights() {
+		master = append(master, mw.Tensors[spec.Name])
+	}
+	l.master, l.installed = master, l.Model.Weights()
 	return nil
 }
 

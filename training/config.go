@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
+	"github.com/gosqlenv/gosqlenv/training/qwen3"
 )
 
 // GRPOConfig configures the SFT warm-up and GRPO training of a model on the
@@ -37,8 +38,11 @@ type GRPOConfig struct {
 	// (default), $GOMLX_BACKEND is used, then "go" (pure Go, CPU).
 	Backend string `json:"backend" yaml:"backend" help:"GoMLX backend; empty means $GOMLX_BACKEND, then \"go\""`
 	// Precision is the dtype of the weights and activations: "bfloat16"
-	// (default: half the memory, as TRL's bf16=True) or "float32".
-	Precision string `json:"precision" yaml:"precision" help:"weights dtype: bfloat16 or float32"`
+	// (half the memory, as TRL's bf16=True; trained in mixed precision with
+	// float32 master weights and moments), "float32", or "auto" (default):
+	// float32 on the pure-Go CPU backend, where bfloat16 is no faster,
+	// bfloat16 on XLA (GPU).
+	Precision string `json:"precision" yaml:"precision" help:"weights dtype: auto (float32 on the CPU, bfloat16 on GPU), bfloat16 or float32"`
 	// EnableThinking lets Qwen3 write a <think> block before each action.
 	// Default false: the chat template gets an empty think block, as the
 	// reference run (/no_think); turning it on costs many tokens per turn.
@@ -265,7 +269,7 @@ type GRPOConfig struct {
 func DefaultGRPOConfig() GRPOConfig {
 	return GRPOConfig{
 		ModelName: "Qwen/Qwen3-1.7B",
-		Precision: "bfloat16",
+		Precision: "auto",
 
 		OutputDir:        "outputs/grpo",
 		DifficultyFilter: []string{"easy", "medium"},
@@ -327,7 +331,7 @@ func (c GRPOConfig) QuestionsPerStep() int {
 
 // The values Validate accepts for the enumerated fields.
 var (
-	cfgPrecisions = []string{"bfloat16", "float32"}
+	cfgPrecisions = qwen3.Precisions
 	cfgSchedulers = []string{"linear", "cosine", "constant"}
 	cfgLossTypes  = []string{"grpo", "bnpo", "dr_grpo", "dapo"}
 	cfgScales     = []string{"group", "batch", "none"}

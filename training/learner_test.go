@@ -2,9 +2,12 @@ package training
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/dtypes/bfloat16"
 	"github.com/gomlx/compute/gobackend"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gosqlenv/gosqlenv/training/optim"
@@ -68,5 +71,144 @@ func TestNLLStepAccumulation(t *testing.T) {
 	// A second accumulated step works on the donated sums' successors.
 	if _, err := split.NLLStep(batch, 3, 8, 1e-2); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMixedPrecisionUpdatesEveryWeight: at a GRPO-sized learning rate, a
+// bfloat16 model trained through the Learner's float32 master weights
+// changes the same fraction of its weights as a float32 model (±1 %),
+// RMSNorm scales (≈1, where a bfloat16 step is 2⁻⁸) included; a save and
+// load of the learner keeps the master weights exactly.
+func TestMixedPrecisionUpdatesEveryWeight(t *testing.T) {
+	backend, err := gobackend.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := qwen3.TinyConfig(64)
+	var batch []Sample
+	for i := 0; i < 4; i++ {
+		s := Sample{IDs: make([]int32, 12), Mask: make([]int32, 12), LogProbs: make([]float32, 12)}
+		for j := range s.IDs {
+			s.IDs[j] = int32((i*17 + j*5) % 64)
+			s.Mask[j] = int32(min(j/3, 1))
+		}
+		batch = append(batch, s)
+	}
+	const lr, steps = 5e-6, 10
+	changed := map[dtypes.DType]float64{}
+	normChanged := map[dtypes.DType]float64{}
+	for _, dtype := range []dtypes.DType{dtypes.Float32, dtypes.BFloat16} {
+		w, err := qwen3.RandomWeights(cfg, 9, dtype)
+		if err != nil {
+			t.Fatal(err)
+		}
+		model, err := qwen3.New(backend, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := NewLearner(model, optim.AdamWConfig{MaxGradNorm: 1})
+		before, err := l.MasterWeights()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s := 0; s < steps; s++ {
+			r, err := l.NLLStep(batch, 2, 8, lr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !isFinite(r.Loss) || !isFinite(r.GradNorm) {
+				t.Fatalf("%s step %d: loss %g, gradient norm %g", dtype, s, r.Loss, r.GradNorm)
+			}
+		}
+		after, err := l.MasterWeights()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var total, moved, norms, normsMoved int
+		for i, spec := range cfg.Weights() {
+			if before[i].DType() != dtypes.Float32 || after[i].DType() != dtypes.Float32 {
+				t.Fatalf("%s: master weights are %s, want float32", spec.Name, after[i].DType())
+			}
+			x, y := tensors.MustCopyFlatData[float32](before[i]), tensors.MustCopyFlatData[float32](after[i])
+			isNorm := strings.HasSuffix(spec.Name, "norm.weight")
+			for j := range x {
+				if !isFinite(float64(y[j])) {
+					t.Fatalf("%s %s[%d] = %g after training", dtype, spec.Name, j, y[j])
+				}
+				total++
+				if isNorm {
+					norms++
+				}
+				if x[j] != y[j] {
+					moved++
+					if isNorm {
+						normsMoved++
+					}
+				}
+			}
+		}
+		changed[dtype] = float64(moved) / float64(total)
+		normChanged[dtype] = float64(normsMoved) / float64(norms)
+
+		if dtype == dtypes.BFloat16 {
+			// The model itself holds the master weights rounded to bfloat16.
+			for i, spec := range cfg.Weights() {
+				got := model.Weights()[i]
+				want := tensors.MustCopyFlatData[float32](after[i])
+				rounded := tensors.MustCopyFlatData[bfloat16.BFloat16](got)
+				for j := range want {
+					if rounded[j] != bfloat16.FromFloat32(want[j]) {
+						t.Fatalf("%s[%d]: model holds %v, the master weight %v rounds to %v", spec.Name, j, rounded[j], want[j], bfloat16.FromFloat32(want[j]))
+					}
+				}
+			}
+			// Save and load keep the float32 master weights.
+			dir := t.TempDir()
+			if err := l.Save(dir, dtypes.BFloat16, ""); err != nil {
+				t.Fatal(err)
+			}
+			w2, err := qwen3.RandomWeights(cfg, 1, dtypes.BFloat16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			model2, err := qwen3.New(backend, w2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l2 := NewLearner(model2, optim.AdamWConfig{MaxGradNorm: 1})
+			if err := l2.Load(dir); err != nil {
+				t.Fatal(err)
+			}
+			loaded, err := l2.MasterWeights()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, spec := range cfg.Weights() {
+				if a, b := tensors.MustCopyFlatData[float32](loaded[i]), tensors.MustCopyFlatData[float32](after[i]); !slices.Equal(a, b) {
+					t.Fatalf("%s: master weights differ after Save and Load: %v vs %v", spec.Name, a[:4], b[:4])
+				}
+			}
+		}
+	}
+	t.Logf("weights changed after %d steps at lr %g: float32 %.2f %%, bfloat16 with master weights %.2f %%; norm scales %.2f %% / %.2f %%",
+		steps, lr, 100*changed[dtypes.Float32], 100*changed[dtypes.BFloat16], 100*normChanged[dtypes.Float32], 100*normChanged[dtypes.BFloat16])
+	if d := math.Abs(changed[dtypes.Float32] - changed[dtypes.BFloat16]); d > 0.01 {
+		t.Errorf("fraction of weights changed: float32 %.4f, bfloat16 %.4f (differ by more than 1 %%)", changed[dtypes.Float32], changed[dtypes.BFloat16])
+	}
+	if normChanged[dtypes.BFloat16] < 0.99 {
+		t.Errorf("only %.2f %% of the RMSNorm scales changed in bfloat16", 100*normChanged[dtypes.BFloat16])
+	}
+}
+
+// TestTrainingStateBytes: mixed precision costs float32 master weights and
+// float32 gradient sums on top of the half-precision weights.
+func TestTrainingStateBytes(t *testing.T) {
+	cfg := qwen3.TinyConfig(64)
+	n := cfg.NumParameters()
+	if got, want := TrainingStateBytes(cfg, dtypes.Float32), (StateBytes{Weights: 4 * n, Moments: 8 * n, Gradients: 4 * n}); got != want {
+		t.Errorf("float32: %+v, want %+v", got, want)
+	}
+	if got, want := TrainingStateBytes(cfg, dtypes.BFloat16).Total(), 18*n; got != want {
+		t.Errorf("bfloat16: %d bytes, want %d (2+4+8+4 per parameter)", got, want)
 	}
 }

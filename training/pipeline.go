@@ -106,11 +106,14 @@ func (p *Pipeline) Close() error {
 	return nil
 }
 
+// dtype is the model's dtype: the config's precision resolved on the
+// pipeline's backend (Validate has checked the name).
 func (p *Pipeline) dtype() dtypes.DType {
-	if p.Config.Precision == "float32" {
+	dtype, err := qwen3.DTypeForPrecision(p.Config.Precision, p.Backend)
+	if err != nil {
 		return dtypes.Float32
 	}
-	return dtypes.BFloat16
+	return dtype
 }
 
 func (p *Pipeline) loadModel(ctx context.Context) error {

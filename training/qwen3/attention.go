@@ -35,12 +35,12 @@ func attend(cfg Config, q, k, v, visible *Node) *Node {
 	s := k.Shape().Dimensions[2]
 	// Query head h reads kv head h / group (transformers' repeat_kv).
 	q5 := TransposeAllAxes(Reshape(q, b, t, kvHeads, group, d), 0, 2, 3, 1, 4) // [B, nKV, G, T, D]
-	scores := DotGeneral(q5, []int{4}, []int{0, 1}, k, []int{3}, []int{0, 1})  // [B, nKV, G, T, S]
+	scores := dotGeneral(q5, []int{4}, []int{0, 1}, k, []int{3}, []int{0, 1})  // [B, nKV, G, T, S]
 	scores = MulScalar(ConvertDType(scores, dtypes.Float32), 1/math.Sqrt(float64(d)))
 	mask := BroadcastToDims(Reshape(visible, b, 1, 1, t, s), b, kvHeads, group, t, s)
 	scores = Where(mask, scores, FillScalar(q.Graph(), scores.Shape(), maskedScore))
 	probs := ConvertDType(Softmax(scores, -1), q.DType())
-	out := DotGeneral(probs, []int{4}, []int{0, 1}, v, []int{2}, []int{0, 1}) // [B, nKV, G, T, D]
+	out := dotGeneral(probs, []int{4}, []int{0, 1}, v, []int{2}, []int{0, 1}) // [B, nKV, G, T, D]
 	return Reshape(TransposeAllAxes(out, 0, 3, 1, 2, 4), b, t, cfg.NumAttentionHeads*d)
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/gobackend"
 	"github.com/gomlx/go-xla/compute/xla"
 )
@@ -58,4 +59,27 @@ func NewBackend(spec string) (compute.Backend, error) {
 		return nil, fmt.Errorf("backend %q (from %s): %w", spec, source, err)
 	}
 	return b, nil
+}
+
+// Precisions are the names DTypeForPrecision accepts.
+var Precisions = []string{"auto", "float32", "bfloat16"}
+
+// DTypeForPrecision resolves a precision name to the model's dtype on
+// backend: "float32", "bfloat16", or "auto" (also ""), which is float32 on
+// the pure-Go CPU backend — where bfloat16 saves memory but no time, and
+// its matrix products are computed in float32 anyway (see CheckHalfMatMul)
+// — and bfloat16 on the others (XLA: GPUs compute it natively).
+func DTypeForPrecision(precision string, backend compute.Backend) (dtypes.DType, error) {
+	switch precision {
+	case "float32":
+		return dtypes.Float32, nil
+	case "bfloat16":
+		return dtypes.BFloat16, nil
+	case "auto", "":
+		if halfProductsInFloat32(backend) {
+			return dtypes.Float32, nil
+		}
+		return dtypes.BFloat16, nil
+	}
+	return dtypes.InvalidDType, fmt.Errorf("precision %q: want one of %v", precision, Precisions)
 }

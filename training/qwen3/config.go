@@ -43,8 +43,46 @@ type Config struct {
 	// rope_scaling ({"rope_type": "default", "rope_theta": 1000000}); only
 	// the default type is implemented, and its rope_theta fills RopeTheta.
 	RopeParameters   json.RawMessage `json:"rope_parameters,omitempty"`
-	UseSlidingWindow bool            `json:"use_sliding_window,omitempty"`
+	UseSlidingWindow bool            `json:"use_sliding_window"`
 	NumExperts       int             `json:"num_experts,omitempty"`
+
+	// Keys transformers writes in every Qwen3 config.json and this model
+	// does not use (no dropout, caches always, no sliding window); read and
+	// written back so that a saved model's config.json has what
+	// transformers' own save_pretrained gives. Save fills unset ones with
+	// Qwen3Config's defaults (see WithTransformersDefaults).
+	AttentionDropout    float64 `json:"attention_dropout"`
+	InitializerRange    float64 `json:"initializer_range"`
+	MaxWindowLayers     int     `json:"max_window_layers"`
+	SlidingWindow       *int    `json:"sliding_window"`
+	UseCache            *bool   `json:"use_cache"`
+	TransformersVersion string  `json:"transformers_version"`
+}
+
+// MinTransformersVersion is the first transformers release with Qwen3: the
+// transformers_version written into a config.json that was not read from one.
+const MinTransformersVersion = "4.51.0"
+
+// WithTransformersDefaults fills the keys transformers writes but the model
+// does not use with Qwen3Config's defaults where they are unset:
+// initializer_range 0.02, max_window_layers = num_hidden_layers, use_cache
+// true, transformers_version MinTransformersVersion (sliding_window stays
+// null: it is unused without use_sliding_window).
+func (c Config) WithTransformersDefaults() Config {
+	if c.InitializerRange == 0 {
+		c.InitializerRange = 0.02
+	}
+	if c.MaxWindowLayers == 0 {
+		c.MaxWindowLayers = c.NumHiddenLayers
+	}
+	if c.UseCache == nil {
+		yes := true
+		c.UseCache = &yes
+	}
+	if c.TransformersVersion == "" {
+		c.TransformersVersion = MinTransformersVersion
+	}
+	return c
 }
 
 // ReadConfig reads and validates a config.json.

@@ -7,7 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gomlx/compute/dtypes"
 )
+
+const dtypesFloat32 = dtypes.Float32
 
 // The dense Qwen3 sizes as their config.json files describe them, with the
 // parameter counts the Qwen team publishes (total, and without embeddings).
@@ -77,5 +81,72 @@ func TestConfigRejectsUnsupported(t *testing.T) {
 	}
 	if _, err := ReadConfig(filepath.Join(t.TempDir(), "config.json")); err == nil || !strings.Contains(err.Error(), "config.json") {
 		t.Fatalf("missing file: %v", err)
+	}
+}
+
+// TestSaveWritesTransformersKeys: a saved config.json has every key
+// transformers' Qwen3Config.save_pretrained writes, with the values read
+// from the model's own config.json, or Qwen3Config's defaults for a config
+// made in Go.
+func TestSaveWritesTransformersKeys(t *testing.T) {
+	keys := []string{"attention_dropout", "initializer_range", "max_window_layers", "sliding_window",
+		"transformers_version", "use_cache", "use_sliding_window"}
+	saved := func(t *testing.T, cfg Config) map[string]any {
+		t.Helper()
+		w, err := RandomWeights(cfg, 1, dtypesFloat32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		if err := w.Save(dir, dtypesFloat32); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, "config.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var raw map[string]any
+		if err := json.Unmarshal(data, &raw); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if _, ok := raw[k]; !ok {
+				t.Errorf("config.json has no %q:\n%s", k, data)
+			}
+		}
+		return raw
+	}
+	made := saved(t, TinyConfig(64))
+	want := map[string]any{"attention_dropout": 0.0, "initializer_range": 0.02, "max_window_layers": 2.0,
+		"sliding_window": nil, "transformers_version": MinTransformersVersion, "use_cache": true, "use_sliding_window": false}
+	for k, v := range want {
+		if made[k] != v {
+			t.Errorf("config made in Go: %s = %v, want %v", k, made[k], v)
+		}
+	}
+
+	// Values read from a config.json are written back as they were.
+	path := filepath.Join(t.TempDir(), "config.json")
+	tiny, _ := json.Marshal(TinyConfig(64))
+	var raw map[string]any
+	json.Unmarshal(tiny, &raw)
+	for k, v := range map[string]any{"attention_dropout": 0.1, "initializer_range": 0.01, "max_window_layers": 1,
+		"sliding_window": 4096, "transformers_version": "4.57.1", "use_cache": false} {
+		raw[k] = v
+	}
+	data, _ := json.Marshal(raw)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := ReadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := saved(t, cfg)
+	for k, v := range map[string]any{"attention_dropout": 0.1, "initializer_range": 0.01, "max_window_layers": 1.0,
+		"sliding_window": 4096.0, "transformers_version": "4.57.1", "use_cache": false} {
+		if back[k] != v {
+			t.Errorf("read from config.json: %s = %v written back as %v", k, v, back[k])
+		}
 	}
 }

@@ -58,6 +58,7 @@ func New(backend compute.Backend, w *Weights) (*Model, error) {
 		return nil, fmt.Errorf("qwen3: unsupported weight dtype %s (want float32, bfloat16 or float16)", m.DType)
 	}
 	m.weights = ts
+	noteHalfKernel(backend, m.DType)
 	return m, nil
 }
 
@@ -187,10 +188,48 @@ func padBatch(seqs [][]int32, pad int32, t int, left bool) Batch {
 	}
 }
 
+// BucketLength rounds a sequence length up to the next of 16, 24, 32, 48,
+// 64, 96, … (2ᵏ and 1.5·2ᵏ): at most a third of a bucketed sequence is
+// padding, and all lengths up to 40,960 fall in 24 buckets.
+func BucketLength(t int) int {
+	b := 16
+	for b < t {
+		if b&(b-1) == 0 {
+			b += b / 2 // 2ᵏ → 1.5·2ᵏ
+		} else {
+			b = b / 3 * 4 // 1.5·2ᵏ → 2ᵏ⁺¹
+		}
+	}
+	return b
+}
+
+// bucketBatch pads a batch of sequences with empty rows to the next power
+// of two, so that Logits and Score compile one program per bucket of
+// lengths and batch sizes, not one per distinct call.
+func bucketBatch(seqs [][]int32) [][]int32 {
+	rows := 1
+	for rows < len(seqs) {
+		rows *= 2
+	}
+	return append(slices.Clone(seqs), make([][]int32, rows-len(seqs))...)
+}
+
+// scoringExec returns the executor named key for full-sequence programs
+// (Logits, Score): their inputs are bucketed, so the number of programs it
+// compiles is bounded by the buckets (24 lengths × log₂ of the largest
+// batch), and its cache is not limited to 64.
+func (m *Model) scoringExec(key string, fn func(g *Graph, inputs []*Node) []*Node) (*Exec, error) {
+	e, err := m.exec(key, fn)
+	if err != nil {
+		return nil, err
+	}
+	return e.SetMaxCache(-1), nil
+}
+
 // batchLogits returns the flat float32 logits [B, T, V] of a batch.
 func (m *Model) batchLogits(b Batch) ([]float32, error) {
 	n := len(m.weights)
-	e, err := m.exec("logits", func(g *Graph, in []*Node) []*Node {
+	e, err := m.scoringExec("logits", func(g *Graph, in []*Node) []*Node {
 		return []*Node{Logits(m.Config, in[:n], in[n], in[n+1], in[n+2])}
 	})
 	if err != nil {
@@ -204,9 +243,14 @@ func (m *Model) batchLogits(b Batch) ([]float32, error) {
 }
 
 // Logits computes the float32 logits of every position of every sequence
-// (right-padded internally): result[b][t] has Config.VocabSize values.
+// (right-padded internally, to bucketed lengths and batch sizes):
+// result[b][t] has Config.VocabSize values.
 func (m *Model) Logits(seqs [][]int32) ([][][]float32, error) {
-	b := PadRight(seqs, 0, 0)
+	longest := 0
+	for _, s := range seqs {
+		longest = max(longest, len(s))
+	}
+	b := PadRight(bucketBatch(seqs), 0, BucketLength(longest))
 	flat, err := m.batchLogits(b)
 	if err != nil {
 		return nil, err
@@ -229,14 +273,18 @@ func (m *Model) Logits(seqs [][]int32) ([][][]float32, error) {
 func (m *Model) Score(seqs [][]int32, temperature float64) (logp, entropy [][]float32, err error) {
 	n := len(m.weights)
 	key := fmt.Sprintf("score_t%g", temperature)
-	e, err := m.exec(key, func(g *Graph, in []*Node) []*Node {
+	e, err := m.scoringExec(key, func(g *Graph, in []*Node) []*Node {
 		lp, ent := TokenLogProbs(m.Config, in[:n], in[n], in[n+1], in[n+2], temperature)
 		return []*Node{lp, ent}
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	b := PadRight(seqs, 0, 2)
+	longest := 2
+	for _, s := range seqs {
+		longest = max(longest, len(s))
+	}
+	b := PadRight(bucketBatch(seqs), 0, BucketLength(longest))
 	out, err := m.call(e, b.IDs, b.Mask, b.Positions)
 	if err != nil {
 		return nil, nil, err

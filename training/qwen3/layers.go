@@ -58,7 +58,7 @@ func layerPrefix(l int) string { return "model.layers." + strconv.Itoa(l) + "." 
 func linear(x, w, b *Node) *Node {
 	rank := x.Rank()
 	// Contract the last axis of x with axis 1 of w.
-	out := DotGeneral(x, []int{rank - 1}, nil, w, []int{1}, nil)
+	out := dotGeneral(x, []int{rank - 1}, nil, w, []int{1}, nil)
 	if b != nil {
 		out = Add(out, ExpandLeftToRank(b, out.Rank()))
 	}

@@ -279,3 +279,67 @@ func TestModelSaveLoadRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestLogitsAndScoreManyLengths: Logits and Score answer for 100 distinct
+// sequence lengths and 9 batch sizes (more shapes than one program cache
+// holds: 64), and bucketing does not change their values: a sequence scored
+// alone, padded to its bucket, gives what it gives in a batch of others.
+func TestLogitsAndScoreManyLengths(t *testing.T) {
+	m := tinyModel(t, TinyConfig(64), dtypes.Float32)
+	seq := func(n int) []int32 {
+		s := make([]int32, n)
+		for i := range s {
+			s[i] = int32((i*7 + n) % 64)
+		}
+		return s
+	}
+	for n := 2; n < 102; n++ {
+		batch := make([][]int32, 1+n%9)
+		for i := range batch {
+			batch[i] = seq(max(2, n-i))
+		}
+		logits, err := m.Logits(batch)
+		if err != nil {
+			t.Fatalf("Logits at length %d: %v", n, err)
+		}
+		logp, _, err := m.Score(batch, 1)
+		if err != nil {
+			t.Fatalf("Score at length %d: %v", n, err)
+		}
+		if len(logits[0]) != n || len(logp[0]) != n-1 {
+			t.Fatalf("length %d: %d logit rows, %d log-probs", n, len(logits[0]), len(logp[0]))
+		}
+		if n%25 == 0 {
+			alone, _, err := m.Score(batch[:1], 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for j := range alone[0] {
+				if d := math.Abs(float64(alone[0][j] - logp[0][j])); d > 1e-5 {
+					t.Fatalf("length %d position %d: log-prob %g alone, %g in a batch of %d", n, j, alone[0][j], logp[0][j], len(batch))
+				}
+			}
+		}
+	}
+}
+
+// TestBucketLength: buckets are 2ᵏ and 1.5·2ᵏ from 16, never shorter than
+// the length, and 24 of them cover Qwen3's 40,960 positions.
+func TestBucketLength(t *testing.T) {
+	for _, c := range [][2]int{{0, 16}, {1, 16}, {16, 16}, {17, 24}, {24, 24}, {25, 32}, {33, 48}, {49, 64}, {65, 96}, {97, 128}, {1000, 1024}, {1025, 1536}} {
+		if got := BucketLength(c[0]); got != c[1] {
+			t.Errorf("BucketLength(%d) = %d, want %d", c[0], got, c[1])
+		}
+	}
+	buckets := map[int]bool{}
+	for n := 1; n <= 40960; n++ {
+		b := BucketLength(n)
+		if b < n || (n > 16 && 3*(b-n) > b) {
+			t.Fatalf("BucketLength(%d) = %d", n, b)
+		}
+		buckets[b] = true
+	}
+	if len(buckets) != 24 {
+		t.Errorf("%d buckets up to 40960, want 24", len(buckets))
+	}
+}

@@ -302,7 +302,8 @@ func LoadWeights(dir string, dtype dtypes.DType) (*Weights, error) {
 }
 
 // Save writes the weights to dir (created if needed) as a Hugging Face model
-// directory: config.json (the Config, with torch_dtype set to dtype's name)
+// directory: config.json (the Config, with torch_dtype set to dtype's name
+// and the keys transformers writes filled, see WithTransformersDefaults)
 // and model.safetensors with every tensor converted to dtype (float32,
 // bfloat16 or float16), which transformers' Qwen3ForCausalLM.from_pretrained
 // and LoadWeights read. Each file is written to a temporary file and renamed.
@@ -325,6 +326,7 @@ func (w *Weights) Save(dir string, dtype dtypes.DType) error {
 	if err := stWrite(filepath.Join(dir, fileSafetensors), w2.Names(), w.Tensors, dtype); err != nil {
 		return fmt.Errorf("qwen3 weights: %w", err)
 	}
+	cfg = cfg.WithTransformersDefaults()
 	cfg.TorchDtype = torchName
 	if cfg.ModelType == "" {
 		cfg.ModelType = "qwen3"

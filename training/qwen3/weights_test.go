@@ -216,12 +216,13 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 				}
 				wtAssertSame(t, w, got)
 
-				// config.json round-trips, with torch_dtype set.
+				// config.json round-trips, with torch_dtype set and the keys
+				// transformers writes filled.
 				rc, err := ReadConfig(filepath.Join(dir, "config.json"))
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := cfg
+				want := cfg.WithTransformersDefaults()
 				if err := want.Validate(); err != nil {
 					t.Fatal(err)
 				}

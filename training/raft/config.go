@@ -12,6 +12,9 @@ package raft
 import (
 	"fmt"
 	"math"
+	"slices"
+
+	"github.com/gosqlenv/gosqlenv/training/qwen3"
 )
 
 // Selection says where the top fraction of candidates is taken.
@@ -78,7 +81,9 @@ type Config struct {
 	// OutputDir receives raft_log.jsonl, raft_state.json and a checkpoint
 	// per cycle (cycle-N: Hugging Face safetensors + optimizer state).
 	OutputDir string `json:"output_dir" yaml:"output_dir"`
-	// Precision of the saved weights: "float32" or "bfloat16".
+	// Precision is the model's dtype: "float32", "bfloat16" (trained with
+	// float32 master weights) or "auto" (default: float32 on the pure-Go CPU
+	// backend, bfloat16 on XLA); see qwen3.DTypeForPrecision.
 	Precision string `json:"precision" yaml:"precision"`
 	// Resume continues a run found in OutputDir after its last completed
 	// cycle; without it, an OutputDir that holds a run is an error.
@@ -95,7 +100,7 @@ func DefaultConfig() Config {
 		NumCycles: 3, SamplesPerPrompt: 8, Temperature: 0.7, MaxNewTokens: 512,
 		RewardThreshold: 0.5, KeepTopFraction: 0.5, Selection: Global,
 		LearningRate: 5e-5, LRDecay: 0.85, EpochsPerCycle: 1, BatchSize: 8, GradientAccumulationSteps: 1,
-		LengthBucket: 64, MaxGradNorm: 1, MaxWorkers: 8, OutputDir: "outputs/raft", Precision: "bfloat16", Seed: 42,
+		LengthBucket: 64, MaxGradNorm: 1, MaxWorkers: 8, OutputDir: "outputs/raft", Precision: "auto", Seed: 42,
 	}
 }
 
@@ -145,8 +150,8 @@ func (c Config) Validate() error {
 		return bad("max_workers", c.MaxWorkers, "need ≥ 1")
 	case c.OutputDir == "":
 		return bad("output_dir", `""`, "need a directory")
-	case c.Precision != "float32" && c.Precision != "bfloat16":
-		return bad("precision", c.Precision, `need "float32" or "bfloat16"`)
+	case !slices.Contains(qwen3.Precisions, c.Precision):
+		return bad("precision", c.Precision, fmt.Sprintf("need one of %q", qwen3.Precisions))
 	}
 	return nil
 }

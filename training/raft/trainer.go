@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/gomlx/compute/dtypes"
 	"github.com/gosqlenv/gosqlenv/training"
 	"github.com/gosqlenv/gosqlenv/training/optim"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
@@ -305,12 +304,8 @@ func mean(xs []float64) float64 {
 func (t *Trainer) save(c int, st CycleStats) (string, error) {
 	name := fmt.Sprintf("cycle-%d", c+1)
 	st.Checkpoint = name
-	dtype := dtypes.Float32
-	if t.Config.Precision == "bfloat16" {
-		dtype = dtypes.BFloat16
-	}
 	dir := t.Config.OutputDir
-	if err := t.Learner.Save(filepath.Join(dir, name), dtype, t.TokenizerDir); err != nil {
+	if err := t.Learner.Save(filepath.Join(dir, name), t.Learner.Model.DType, t.TokenizerDir); err != nil {
 		return "", fmt.Errorf("raft: checkpoint %s: %w", filepath.Join(dir, name), err)
 	}
 	line, err := json.Marshal(st)

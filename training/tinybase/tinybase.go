@@ -166,7 +166,18 @@ func Dir() (string, error) {
 			return "", fmt.Errorf("tiny base model: %w", err)
 		}
 	}
-	if err := os.Rename(tmp, dir); err != nil {
+	err = os.Rename(tmp, dir)
+	if err != nil && !complete(dir, names) {
+		// An incomplete or altered copy is in the way (a rename cannot
+		// replace a directory that has files): move it aside, then retry.
+		if stale, serr := os.MkdirTemp(base, ".tinybase-stale-"); serr == nil {
+			if os.Rename(dir, filepath.Join(stale, "old")) == nil {
+				err = os.Rename(tmp, dir)
+			}
+			os.RemoveAll(stale)
+		}
+	}
+	if err != nil {
 		if complete(dir, names) { // another process put its copy in place first
 			return dir, nil
 		}
@@ -201,10 +212,16 @@ func contents() ([]string, string, error) {
 	return names, hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// complete reports whether dir holds every one of names.
+// complete reports whether dir holds every one of names, each of the
+// embedded file's size (a copy cut short is not complete).
 func complete(dir string, names []string) bool {
 	for _, n := range names {
-		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+		st, err := os.Stat(filepath.Join(dir, n))
+		if err != nil {
+			return false
+		}
+		b, err := files.ReadFile(ModelDir + "/" + n)
+		if err != nil || st.Size() != int64(len(b)) {
 			return false
 		}
 	}

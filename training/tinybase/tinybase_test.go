@@ -69,8 +69,8 @@ func TestDirLoads(t *testing.T) {
 	}
 }
 
-// TestDirRewritesIncompleteCopy: a cache folder missing a file is filled
-// in again.
+// TestDirRewritesIncompleteCopy: a cache folder left incomplete (files
+// missing, one truncated) is replaced by a whole copy.
 func TestDirRewritesIncompleteCopy(t *testing.T) {
 	t.Setenv(tinybase.CacheDirEnv, t.TempDir())
 	dir, err := tinybase.Dir()
@@ -81,6 +81,10 @@ func TestDirRewritesIncompleteCopy(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A copy cut short: one file, truncated.
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tinybase.Dir(); err != nil {

@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"strings"
 	"sync"
 )
 
@@ -46,36 +47,124 @@ func (m *bpe) encodeWord(dst []int32, word string) []int32 {
 	return append(dst, syms...)
 }
 
-// mergeAll applies merges by rank until none applies: at each round the
-// adjacent pair of lowest rank is merged (leftmost first among equals, as in
-// Hugging Face's implementation, where all occurrences of a pair in a word are
-// merged left to right before the next rank).
+// mergeAll applies merges by rank until none applies, as Hugging Face's
+// tokenizers do (Word::merge_all): a priority queue holds the adjacent pairs
+// that have a merge, lowest rank first and leftmost first among equals; the
+// symbols form a linked list, so a merge takes O(log n) and a word of n
+// bytes O(n log n) (a rescan of the word per merge would be O(n²): a 100 KB
+// word without pre-token breaks took almost a minute).
 func (m *bpe) mergeAll(syms []int32) []int32 {
-	for len(syms) > 1 {
-		best, bestAt := merge{rank: -1}, -1
-		for i := 0; i+1 < len(syms); i++ {
-			if mg, ok := m.merges[pairKey(syms[i], syms[i+1])]; ok && (bestAt < 0 || mg.rank < best.rank) {
-				best, bestAt = mg, i
+	n := len(syms)
+	if n < 2 {
+		return syms
+	}
+	// prev[i] and next[i] link the live symbols; a merged-away symbol has
+	// dead[i] set. next[i] == n marks the end.
+	prev, next := make([]int32, n), make([]int32, n)
+	dead := make([]bool, n)
+	q := make(mergeQueue, 0, n)
+	for i := range syms {
+		prev[i], next[i] = int32(i-1), int32(i+1)
+		if i+1 < n {
+			if mg, ok := m.merges[pairKey(syms[i], syms[i+1])]; ok {
+				q = append(q, pendingMerge{rank: mg.rank, pos: int32(i), id: mg.id})
 			}
 		}
-		if bestAt < 0 {
+	}
+	q.init()
+	for len(q) > 0 {
+		top := q.pop()
+		pos := top.pos
+		if dead[pos] || next[pos] == int32(n) {
+			continue
+		}
+		right := next[pos]
+		// A stale entry: the pair at pos changed since it was queued.
+		if mg, ok := m.merges[pairKey(syms[pos], syms[right])]; !ok || mg.id != top.id {
+			continue
+		}
+		syms[pos] = top.id
+		dead[right] = true
+		next[pos] = next[right]
+		if next[pos] < int32(n) {
+			prev[next[pos]] = pos
+		}
+		if p := prev[pos]; p >= 0 {
+			if mg, ok := m.merges[pairKey(syms[p], syms[pos])]; ok {
+				q.push(pendingMerge{rank: mg.rank, pos: p, id: mg.id})
+			}
+		}
+		if nx := next[pos]; nx < int32(n) {
+			if mg, ok := m.merges[pairKey(syms[pos], syms[nx])]; ok {
+				q.push(pendingMerge{rank: mg.rank, pos: pos, id: mg.id})
+			}
+		}
+	}
+	out := syms[:0]
+	for i := int32(0); i < int32(n); i = next[i] {
+		out = append(out, syms[i])
+	}
+	return out
+}
+
+// pendingMerge is a queued merge of the pair starting at symbol pos.
+type pendingMerge struct {
+	rank, pos, id int32
+}
+
+func (a pendingMerge) before(b pendingMerge) bool {
+	return a.rank < b.rank || (a.rank == b.rank && a.pos < b.pos)
+}
+
+// mergeQueue is a binary min-heap of pending merges (by rank, then
+// position).
+type mergeQueue []pendingMerge
+
+func (q mergeQueue) init() {
+	for i := len(q)/2 - 1; i >= 0; i-- {
+		q.down(i)
+	}
+}
+
+func (q *mergeQueue) push(x pendingMerge) {
+	*q = append(*q, x)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !h[i].before(h[parent]) {
 			break
 		}
-		// Merge every non-overlapping occurrence of this pair, left to right.
-		a, b := syms[bestAt], syms[bestAt+1]
-		out := syms[:bestAt]
-		for i := bestAt; i < len(syms); {
-			if i+1 < len(syms) && syms[i] == a && syms[i+1] == b {
-				out = append(out, best.id)
-				i += 2
-			} else {
-				out = append(out, syms[i])
-				i++
-			}
-		}
-		syms = out
+		h[i], h[parent] = h[parent], h[i]
+		i = parent
 	}
-	return syms
+}
+
+func (q *mergeQueue) pop() pendingMerge {
+	h := *q
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	*q = h[:last]
+	q.down(0)
+	return top
+}
+
+func (q mergeQueue) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(q) {
+			return
+		}
+		j := l
+		if r := l + 1; r < len(q) && q[r].before(q[l]) {
+			j = r
+		}
+		if !q[j].before(q[i]) {
+			return
+		}
+		q[i], q[j] = q[j], q[i]
+		i = j
+	}
 }
 
 // wordCache remembers the ids of pre-tokens; it is safe for concurrent use
@@ -97,10 +186,13 @@ func (c *wordCache) get(w string) ([]int32, bool) {
 	return ids, ok
 }
 
+// put remembers the ids of w. The key is a copy: w is usually a slice of
+// the caller's text, which the cache must not keep alive.
 func (c *wordCache) put(w string, ids []int32) {
 	if len(w) > 256 { // long words are rare; do not let them fill the cache
 		return
 	}
+	w = strings.Clone(w)
 	c.mu.Lock()
 	if len(c.m) >= c.capacity {
 		clear(c.m)

@@ -7,7 +7,13 @@ import (
 	"strings"
 )
 
-// Message is one turn of a chat.
+// Message is one turn of a chat. Its JSON form is Hugging Face's (OpenAI's)
+// message: {"role", "content", "reasoning_content", "tool_calls"}, where
+// content may be null (an assistant turn that only calls tools) and each
+// tool call may be {"name", "arguments"} or {"type": "function", "function":
+// {"name", "arguments"}}; what Qwen3's template cannot render (content parts
+// as a list, a tool call without a name) is refused with an error when
+// unmarshalling.
 type Message struct {
 	// Role is "system", "user", "assistant" or "tool".
 	Role    string `json:"role"`
@@ -17,6 +23,37 @@ type Message struct {
 	ReasoningContent *string `json:"reasoning_content,omitempty"`
 	// ToolCalls are the function calls of an assistant turn.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+
+	// nullContent records "content": null in the JSON: fine for an
+	// assistant turn (rendered empty, as the template does), an error for
+	// the others (the template cannot concatenate None).
+	nullContent bool
+}
+
+// UnmarshalJSON reads a Hugging Face chat message (see Message).
+func (m *Message) UnmarshalJSON(data []byte) error {
+	var aux struct {
+		Role             string          `json:"role"`
+		Content          json.RawMessage `json:"content"`
+		ReasoningContent *string         `json:"reasoning_content"`
+		ToolCalls        []ToolCall      `json:"tool_calls"`
+	}
+	if err := json.Unmarshal(data, &aux); err != nil {
+		return fmt.Errorf("chat message: %w", err)
+	}
+	*m = Message{Role: aux.Role, ReasoningContent: aux.ReasoningContent, ToolCalls: aux.ToolCalls}
+	switch {
+	case isNull(aux.Content):
+		m.nullContent = true
+	case aux.Content[0] == '"':
+		if err := json.Unmarshal(aux.Content, &m.Content); err != nil {
+			return fmt.Errorf("chat message (role %q): content: %w", aux.Role, err)
+		}
+	default:
+		return fmt.Errorf("chat message (role %q): content must be a string or null, not %s: Qwen3's chat template renders text only",
+			aux.Role, jsonKind(aux.Content))
+	}
+	return nil
 }
 
 // ToolCall is a function call made by the assistant.
@@ -25,6 +62,51 @@ type ToolCall struct {
 	// Arguments is a JSON object (rendered as JSON) or a JSON string (whose
 	// text is rendered as it is).
 	Arguments json.RawMessage `json:"arguments"`
+}
+
+// UnmarshalJSON reads a tool call in either of Hugging Face's shapes:
+// {"name", "arguments"} or {"id", "type": "function", "function": {"name",
+// "arguments"}} (what Qwen3's template accepts); a call without a name, or
+// of another type than "function", is an error.
+func (c *ToolCall) UnmarshalJSON(data []byte) error {
+	type plain struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	var aux struct {
+		plain
+		Type     string `json:"type"`
+		Function *plain `json:"function"`
+	}
+	if err := json.Unmarshal(data, &aux); err != nil {
+		return fmt.Errorf("tool call: %w", err)
+	}
+	if aux.Type != "" && aux.Type != "function" {
+		return fmt.Errorf("tool call of type %q: only \"function\" calls can be rendered", aux.Type)
+	}
+	call := aux.plain
+	if aux.Function != nil {
+		call = *aux.Function
+	}
+	if call.Name == "" {
+		return fmt.Errorf("tool call without a function name: %s", data)
+	}
+	*c = ToolCall{Name: call.Name, Arguments: call.Arguments}
+	return nil
+}
+
+// jsonKind names the kind of a JSON value, for errors.
+func jsonKind(raw json.RawMessage) string {
+	switch strings.TrimSpace(string(raw))[0] {
+	case '[':
+		return "a list"
+	case '{':
+		return "an object"
+	case 't', 'f':
+		return "a boolean"
+	default:
+		return "a number"
+	}
 }
 
 // ChatOptions are the apply_chat_template options of the Qwen3 template.
@@ -91,6 +173,9 @@ func RenderQwen3Chat(msgs []Message, opts ChatOptions) (string, error) {
 	}
 	lastQuery := lastQueryIndex(msgs)
 	for i, m := range msgs {
+		if m.nullContent && m.Role != "assistant" {
+			return "", fmt.Errorf("chat: message %d (role %q) has null content: only an assistant turn may (Qwen3's template)", i, m.Role)
+		}
 		content := m.Content
 		switch {
 		case m.Role == "user" || (m.Role == "system" && i > 0):

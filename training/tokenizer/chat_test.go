@@ -102,3 +102,64 @@ func TestPythonJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestMessageJSONHuggingFaceShapes: messages in Hugging Face's JSON shape
+// (tool calls nested under "function", content null beside tool calls)
+// render as the same messages built in Go; what the template cannot render
+// is refused with an error that names it.
+func TestMessageJSONHuggingFaceShapes(t *testing.T) {
+	hf := `[
+	  {"role": "user", "content": "How many singers?"},
+	  {"role": "assistant", "content": null, "tool_calls": [
+	    {"id": "call_1", "type": "function", "function": {"name": "query", "arguments": {"sql": "SELECT count(*) FROM singer"}}},
+	    {"type": "function", "function": {"name": "describe", "arguments": "{\"table\": \"singer\"}"}}]},
+	  {"role": "tool", "content": "6"}
+	]`
+	var msgs []Message
+	if err := json.Unmarshal([]byte(hf), &msgs); err != nil {
+		t.Fatal(err)
+	}
+	built := []Message{
+		{Role: "user", Content: "How many singers?"},
+		{Role: "assistant", ToolCalls: []ToolCall{
+			{Name: "query", Arguments: json.RawMessage(`{"sql": "SELECT count(*) FROM singer"}`)},
+			{Name: "describe", Arguments: json.RawMessage(`"{\"table\": \"singer\"}"`)}}},
+		{Role: "tool", Content: "6"},
+	}
+	got, err := RenderQwen3Chat(msgs, ChatOptions{AddGenerationPrompt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := RenderQwen3Chat(built, ChatOptions{AddGenerationPrompt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Errorf("Hugging Face JSON renders\n%q\nGo messages render\n%q", got, want)
+	}
+	for _, frag := range []string{`{"name": "query", "arguments": {"sql": "SELECT count(*) FROM singer"}}`, `{"name": "describe", "arguments": {"table": "singer"}}`} {
+		if !strings.Contains(got, frag) {
+			t.Errorf("rendering lacks %s:\n%s", frag, got)
+		}
+	}
+
+	for _, c := range []struct{ json, want string }{
+		{`{"role": "user", "content": [{"type": "text", "text": "hi"}]}`, "content must be a string or null, not a list"},
+		{`{"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"arguments": {}}}]}`, "without a function name"},
+		{`{"role": "assistant", "content": "", "tool_calls": [{"arguments": {}}]}`, "without a function name"},
+		{`{"role": "assistant", "content": "", "tool_calls": [{"type": "code_interpreter", "code": "1+1"}]}`, `type "code_interpreter"`},
+	} {
+		var m Message
+		err := json.Unmarshal([]byte(c.json), &m)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want one saying %q", c.json, err, c.want)
+		}
+	}
+	var user Message
+	if err := json.Unmarshal([]byte(`{"role": "user", "content": null}`), &user); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := RenderQwen3Chat([]Message{user}, ChatOptions{}); err == nil || !strings.Contains(err.Error(), "null content") {
+		t.Errorf("a user turn with null content rendered (error %v)", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
@@ -79,4 +80,18 @@ func FuzzQwenScanner(f *testing.F) {
 			t.Fatalf("scanner(%q) = %q, regexp2 = %q", s, got, want)
 		}
 	})
+}
+
+// TestUnicode16LetterJoinsWord pins the documented difference from Hugging
+// Face (package doc, "Unicode versions"): U+10D50, a Garay letter new in
+// Unicode 16, is a letter in Go's tables, so it joins the letters around it
+// in one pre-token; with Hugging Face's Unicode 15 tables it is unassigned
+// and would be cut out as punctuation-like text.
+func TestUnicode16LetterJoinsWord(t *testing.T) {
+	s := "ab\U00010D50cd"
+	var parts []string
+	qwenScanner{}.split(s, func(start, end int) { parts = append(parts, s[start:end]) })
+	if len(parts) != 1 || parts[0] != s {
+		t.Errorf("pre-tokens %q, want the whole word (Go's Unicode %s tables)", parts, unicode.Version)
+	}
 }

@@ -9,6 +9,15 @@
 // merged by rank. Decoding restores the exact bytes, also across tokens that
 // split a multi-byte character (see StreamDecoder). Text that is not valid
 // UTF-8 is tokenized losslessly byte by byte.
+//
+// Unicode versions: letters, numbers, white space and NFC come from Go's
+// tables (Unicode 17.0 with Go 1.27 and golang.org/x/text v0.35), Hugging
+// Face's from older ones (Oniguruma's regex tables, Unicode 15). About 4,750
+// code points assigned in Unicode 16 and 17 — new scripts such as Garay
+// (U+10D40…) and Tulu-Tigalari, new CJK and symbols — are letters or numbers
+// here and unassigned there, so text containing them can be cut into
+// different pre-tokens than Hugging Face cuts it, and tokenize differently.
+// Every code point assigned in Unicode 15 or earlier tokenizes identically.
 package tokenizer
 
 import (

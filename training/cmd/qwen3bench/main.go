@@ -44,6 +44,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 	. "github.com/gomlx/gomlx/core/graph"
@@ -107,7 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.Backend, "backend", "", `compute backend ("go", "xla:/path/plugin.so[,notf32]"); empty: $GOMLX_BACKEND, then "go"`)
 	fs.StringVar(&o.Shape, "shape", "tiny", "model shape: tiny (hidden 64, 2 layers) or 1.7b (Qwen3-1.7B)")
-	fs.StringVar(&o.DType, "dtype", "bf16", "weights dtype: bf16 or f32")
+	fs.StringVar(&o.DType, "dtype", "auto", "weights dtype: bf16, f32 or auto (f32 on the pure-Go CPU backend, bf16 on XLA)")
 	fs.StringVar(&o.Mode, "mode", "decode", "decode, trainstep or grpostep")
 	batches := fs.String("batch", "", "comma-separated batch sizes (decode default 1,16,64; trainstep default 16)")
 	fs.IntVar(&o.PromptLen, "prompt_len", 128, "decode: prompt tokens per sequence")
@@ -140,7 +141,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	if _, err := shapeConfig(o.Shape, 4096); err != nil {
 		return o, err
 	}
-	if _, err := parseDType(o.DType); err != nil {
+	if _, err := parseDType(o.DType, nil); err != nil {
 		return o, err
 	}
 	if *batches == "" {
@@ -168,14 +169,25 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	return o, nil
 }
 
-func parseDType(s string) (dtypes.DType, error) {
+// parseDType resolves -dtype on backend ("auto": qwen3.DTypeForPrecision).
+func parseDType(s string, backend compute.Backend) (dtypes.DType, error) {
 	switch s {
 	case "bf16", "bfloat16":
 		return dtypes.BFloat16, nil
 	case "f32", "float32":
 		return dtypes.Float32, nil
+	case "auto":
+		return qwen3.DTypeForPrecision(s, backend)
 	}
-	return dtypes.InvalidDType, fmt.Errorf("-dtype %q: want bf16 or f32", s)
+	return dtypes.InvalidDType, fmt.Errorf("-dtype %q: want bf16, f32 or auto", s)
+}
+
+// dtypeFlag is the -dtype name of dtype.
+func dtypeFlag(dtype dtypes.DType) string {
+	if dtype == dtypes.BFloat16 {
+		return "bf16"
+	}
+	return "f32"
 }
 
 // shapeConfig is the architecture of a -shape with the given vocabulary.
@@ -251,8 +263,8 @@ func run(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	dtype, _ := parseDType(o.DType)
-	r := &Report{Mode: o.Mode, Backend: backend.Name(), Device: backend.Description(), Shape: o.Shape, DType: o.DType,
+	dtype, _ := parseDType(o.DType, backend)
+	r := &Report{Mode: o.Mode, Backend: backend.Name(), Device: backend.Description(), Shape: o.Shape, DType: dtypeFlag(dtype),
 		GoMaxProcs: runtime.GOMAXPROCS(0), SIMDBuild: qwen3.SIMDBuild, startedAt: start,
 		maxDuration: time.Duration(o.MaxSeconds * float64(time.Second)), out: o.Out}
 	fail := func(err error) (*Report, error) {
@@ -524,7 +536,7 @@ func benchGRPO(ctx context.Context, o Options, r *Report) error {
 		defer os.RemoveAll(dir)
 		out = dir
 	}
-	dtype, _ := parseDType(o.DType)
+	dtype, _ := parseDType(r.DType, nil) // resolved by run
 	cfg := training.DefaultGRPOConfig()
 	cfg.ModelName, cfg.Backend, cfg.OutputDir, cfg.Seed = training.TinyModelName, o.Backend, out, int64(o.Seed)
 	cfg.Precision = map[dtypes.DType]string{dtypes.BFloat16: "bfloat16", dtypes.Float32: "float32"}[dtype]

@@ -13,7 +13,7 @@ import (
 
 func TestParseFlags(t *testing.T) {
 	o, err := parseFlags(nil, io.Discard)
-	if err != nil || o.Mode != "decode" || !slices.Equal(o.Batches, []int{1, 16, 64}) || o.Shape != "tiny" || o.DType != "bf16" {
+	if err != nil || o.Mode != "decode" || !slices.Equal(o.Batches, []int{1, 16, 64}) || o.Shape != "tiny" || o.DType != "auto" {
 		t.Fatalf("defaults: %+v, %v", o, err)
 	}
 	if o, err = parseFlags([]string{"-mode", "trainstep"}, io.Discard); err != nil || !slices.Equal(o.Batches, []int{16}) || o.Seq != 512 {

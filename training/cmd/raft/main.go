@@ -28,7 +28,6 @@ import (
 	"os/signal"
 	"strings"
 
-	"github.com/gomlx/compute/dtypes"
 	"github.com/gosqlenv/gosqlenv/training"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
 	"github.com/gosqlenv/gosqlenv/training/raft"
@@ -61,7 +60,7 @@ func parse(args []string) (options, error) {
 	fs.StringVar(&o.config, "config", "", "RAFT configuration, YAML or JSON (training/raft.Config; default: the reference setup)")
 	fs.StringVar(&o.model, "model", qwen3.DefaultModelID, "Qwen3 model: a Hugging Face id or a local directory")
 	fs.StringVar(&o.backend, "backend", "", `compute backend ("go", "xla:/path/plugin.so"); empty: $GOMLX_BACKEND, then "go"`)
-	fs.StringVar(&o.precision, "precision", "", "weights dtype, bfloat16 or float32 (default: the RAFT config's precision)")
+	fs.StringVar(&o.precision, "precision", "", "model dtype: auto (float32 on the CPU, bfloat16 on GPU), bfloat16 or float32 (default: the RAFT config's precision)")
 	fs.StringVar(&o.system, "system", "", "system prompt opening every chat (default: none)")
 	fs.StringVar(&o.outputDir, "output_dir", "", "output directory (default: the RAFT config's output_dir)")
 	fs.BoolVar(&o.resume, "resume", false, "continue the run in output_dir after its last completed cycle")
@@ -110,9 +109,9 @@ func run(ctx context.Context, args []string, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	dtype := dtypes.BFloat16
-	if cfg.Precision == "float32" {
-		dtype = dtypes.Float32
+	dtype, err := qwen3.DTypeForPrecision(cfg.Precision, backend)
+	if err != nil {
+		return err
 	}
 	model, tok, dir, err := training.LoadModelAndTokenizer(ctx, backend, o.model, dtype)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 
 func TestDefaultGRPOConfigMatchesSpec(t *testing.T) {
 	want := GRPOConfig{
-		ModelName: "Qwen/Qwen3-1.7B", Backend: "", Precision: "bfloat16", EnableThinking: false,
+		ModelName: "Qwen/Qwen3-1.7B", Backend: "", Precision: "auto" /* bfloat16 (the spec's bf16) on a GPU, float32 on the CPU */, EnableThinking: false,
 		QuestionsPath: "", EvalQuestionsPath: "", DBDir: "", OutputDir: "outputs/grpo",
 		DifficultyFilter: []string{"easy", "medium"}, TrainDatabases: []string{}, HeldoutFraction: 0.2,
 		MaxTrainQuestions: 0, MaxEvalQuestions: 50, EvalSamples: 4,
@@ -249,7 +249,7 @@ func TestGRPOConfigValidate(t *testing.T) {
 		want   string
 	}{
 		{"model_name", func(c *GRPOConfig) { c.ModelName = " " }, `model_name = " ": must name a model`},
-		{"precision", func(c *GRPOConfig) { c.Precision = "fp16" }, `precision = "fp16": must be one of bfloat16, float32`},
+		{"precision", func(c *GRPOConfig) { c.Precision = "fp16" }, `precision = "fp16": must be one of auto, float32, bfloat16`},
 		{"output_dir", func(c *GRPOConfig) { c.OutputDir = "" }, `output_dir = "": must name a directory`},
 		{"difficulty", func(c *GRPOConfig) { c.DifficultyFilter = []string{"easy", "extreme"} }, `difficulty_filter = "extreme": unknown difficulty`},
 		{"max_train_questions", func(c *GRPOConfig) { c.MaxTrainQuestions = -1 }, "max_train_questions = -1: must be at least 0"},

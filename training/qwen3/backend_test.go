@@ -1,8 +1,12 @@
 package qwen3
 
 import (
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/gomlx/compute/dtypes"
 )
 
 func TestNewBackend(t *testing.T) {
@@ -21,5 +25,43 @@ func TestNewBackend(t *testing.T) {
 	_, err = NewBackend("xla:/nonexistent/pjrt_c_api_cuda_plugin.so")
 	if err == nil || !strings.Contains(err.Error(), `XLA/PJRT plugin "/nonexistent/pjrt_c_api_cuda_plugin.so" could not be loaded`) || !strings.Contains(err.Error(), "GOMLX_BACKEND=go") {
 		t.Fatalf("missing plugin: %v", err)
+	}
+}
+
+// TestGoBackendConfig: the pure-Go backend gets one executor per GOMAXPROCS
+// unless the configuration chooses, and the completed configurations are
+// accepted by the backend.
+func TestGoBackendConfig(t *testing.T) {
+	p := runtime.GOMAXPROCS(0)
+	for in, want := range map[string]string{
+		"":                               fmt.Sprintf("num_executors=%d", p),
+		"parallelism=2":                  fmt.Sprintf("num_executors=%d,parallelism=2", p),
+		"num_executors=5":                "num_executors=5",
+		"ops_sequential,num_executors=1": "ops_sequential,num_executors=1",
+	} {
+		if got := GoBackendConfig(in); got != want {
+			t.Errorf("GoBackendConfig(%q) = %q, want %q", in, got, want)
+		}
+		if _, err := NewBackend("go:" + in); err != nil {
+			t.Errorf("NewBackend(%q): %v", "go:"+in, err)
+		}
+	}
+}
+
+// TestDTypeForPrecision: auto is float32 on the pure-Go backend; names are
+// checked.
+func TestDTypeForPrecision(t *testing.T) {
+	b, err := NewBackend("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for precision, want := range map[string]dtypes.DType{"auto": dtypes.Float32, "": dtypes.Float32,
+		"float32": dtypes.Float32, "bfloat16": dtypes.BFloat16} {
+		if got, err := DTypeForPrecision(precision, b); err != nil || got != want {
+			t.Errorf("DTypeForPrecision(%q, go) = %s, %v; want %s", precision, got, err, want)
+		}
+	}
+	if _, err := DTypeForPrecision("fp16", b); err == nil || !strings.Contains(err.Error(), `precision "fp16"`) {
+		t.Errorf("fp16: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/gomlx/compute/dtypes"
 	. "github.com/gomlx/gomlx/core/graph"
@@ -92,19 +93,33 @@ func BenchmarkTrainStep(b *testing.B) {
 	b.Run("forward+backward+adamw", func(b *testing.B) {
 		run(0)
 		b.ResetTimer()
+		cpu := cpuTime()
 		for i := 0; b.Loop(); i++ {
 			run(i + 1)
 		}
+		reportCPU(b, cpu)
 	})
 	b.Run("forward", func(b *testing.B) {
 		if _, _, err := m.Score(seqs, 1); err != nil {
 			b.Fatal(err)
 		}
 		b.ResetTimer()
+		cpu := cpuTime()
 		for b.Loop() {
 			if _, _, err := m.Score(seqs, 1); err != nil {
 				b.Fatal(err)
 			}
 		}
+		reportCPU(b, cpu)
 	})
+}
+
+// reportCPU adds the CPU time per iteration since start ("cpu-ms/op") and
+// the cores it kept busy on average ("cores": CPU time / wall time).
+func reportCPU(b *testing.B, start time.Duration) {
+	used := cpuTime() - start
+	b.ReportMetric(float64(used.Milliseconds())/float64(b.N), "cpu-ms/op")
+	if wall := b.Elapsed(); wall > 0 {
+		b.ReportMetric(float64(used)/float64(wall), "cores")
+	}
 }

@@ -24,7 +24,7 @@ var testBackend = func() compute.Backend {
 		}
 		return b
 	}
-	b, err := gobackend.New("")
+	b, err := NewBackend(gobackend.BackendName) // as the pipeline makes it
 	if err != nil {
 		panic(err)
 	}

@@ -47,13 +47,56 @@ func (m *bpe) encodeWord(dst []int32, word string) []int32 {
 	return append(dst, syms...)
 }
 
-// mergeAll applies merges by rank until none applies, as Hugging Face's
-// tokenizers do (Word::merge_all): a priority queue holds the adjacent pairs
-// that have a merge, lowest rank first and leftmost first among equals; the
-// symbols form a linked list, so a merge takes O(log n) and a word of n
-// bytes O(n log n) (a rescan of the word per merge would be O(n²): a 100 KB
-// word without pre-token breaks took almost a minute).
+// rescanMaxLen is the longest word merged by rescanning (mergeRescan);
+// longer words go through the priority queue (mergeQueued). Both give the
+// same tokens; the rescan allocates nothing and is faster on short words.
+const rescanMaxLen = 64
+
+// mergeAll applies merges by rank until none applies, in Hugging Face's
+// order: lowest rank first, leftmost first among equals.
 func (m *bpe) mergeAll(syms []int32) []int32 {
+	if len(syms) <= rescanMaxLen {
+		return m.mergeRescan(syms)
+	}
+	return m.mergeQueued(syms)
+}
+
+// mergeRescan finds the adjacent pair of lowest rank (leftmost among
+// equals), merges every non-overlapping occurrence of it left to right, and
+// rescans: O(n²) for a word of n bytes.
+func (m *bpe) mergeRescan(syms []int32) []int32 {
+	for len(syms) > 1 {
+		best, bestAt := merge{rank: -1}, -1
+		for i := 0; i+1 < len(syms); i++ {
+			if mg, ok := m.merges[pairKey(syms[i], syms[i+1])]; ok && (bestAt < 0 || mg.rank < best.rank) {
+				best, bestAt = mg, i
+			}
+		}
+		if bestAt < 0 {
+			break
+		}
+		a, b := syms[bestAt], syms[bestAt+1]
+		out := syms[:bestAt]
+		for i := bestAt; i < len(syms); {
+			if i+1 < len(syms) && syms[i] == a && syms[i+1] == b {
+				out = append(out, best.id)
+				i += 2
+			} else {
+				out = append(out, syms[i])
+				i++
+			}
+		}
+		syms = out
+	}
+	return syms
+}
+
+// mergeQueued merges as Hugging Face's tokenizers do (Word::merge_all): a
+// priority queue holds the adjacent pairs that have a merge, lowest rank
+// first and leftmost first among equals; the symbols form a linked list, so
+// a merge takes O(log n) and a word of n bytes O(n log n) (rescanning, a
+// 100 KB word without pre-token breaks took 10 s to a minute).
+func (m *bpe) mergeQueued(syms []int32) []int32 {
 	n := len(syms)
 	if n < 2 {
 		return syms

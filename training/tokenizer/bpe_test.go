@@ -9,36 +9,6 @@ import (
 	"testing"
 )
 
-// mergeAllRescan is the textbook BPE loop, kept as a reference: find the
-// adjacent pair of lowest rank (leftmost among equals), merge every
-// non-overlapping occurrence of it left to right, rescan. O(n²) per word.
-func (m *bpe) mergeAllRescan(syms []int32) []int32 {
-	for len(syms) > 1 {
-		best, bestAt := merge{rank: -1}, -1
-		for i := 0; i+1 < len(syms); i++ {
-			if mg, ok := m.merges[pairKey(syms[i], syms[i+1])]; ok && (bestAt < 0 || mg.rank < best.rank) {
-				best, bestAt = mg, i
-			}
-		}
-		if bestAt < 0 {
-			break
-		}
-		a, b := syms[bestAt], syms[bestAt+1]
-		out := syms[:bestAt]
-		for i := bestAt; i < len(syms); {
-			if i+1 < len(syms) && syms[i] == a && syms[i+1] == b {
-				out = append(out, best.id)
-				i += 2
-			} else {
-				out = append(out, syms[i])
-				i++
-			}
-		}
-		syms = out
-	}
-	return syms
-}
-
 func (m *bpe) byteSymbols(word string) []int32 {
 	syms := make([]int32, len(word))
 	for i := 0; i < len(word); i++ {
@@ -48,15 +18,16 @@ func (m *bpe) byteSymbols(word string) []int32 {
 }
 
 // TestMergeQueueMatchesRescan: the priority-queue merge gives the same
-// tokens as the rescan loop, on words trained into a small vocabulary
+// tokens as the rescan loop at every length (mergeAll uses the one or the
+// other by length), on words trained into a small vocabulary
 // (repeats, overlaps like "aaaa", ties) and, with the real Qwen vocabulary
 // when present, on random words of every script, up to 5,000 bytes.
 func TestMergeQueueMatchesRescan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	check := func(t *testing.T, m *bpe, word string) {
 		t.Helper()
-		want := m.mergeAllRescan(m.byteSymbols(word))
-		if got := m.mergeAll(m.byteSymbols(word)); !slices.Equal(got, want) {
+		want := m.mergeRescan(m.byteSymbols(word))
+		if got := m.mergeQueued(m.byteSymbols(word)); !slices.Equal(got, want) {
 			t.Fatalf("word %q (%d bytes): queue %v, rescan %v", word[:min(len(word), 40)], len(word), got, want)
 		}
 	}

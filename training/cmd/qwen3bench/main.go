@@ -448,16 +448,29 @@ func benchTrainStep(o Options, m *qwen3.Model, r *Report) error {
 	cfg := m.Config
 	n := len(cfg.Weights())
 	backend := m.Backend()
+	// The step keeps float32 weights; a half-precision model computes the
+	// forward and backward on them rounded to its dtype (mixed precision,
+	// as training.Learner does), and the gradients reach the float32
+	// weights through the conversion.
+	dtype := m.DType
 	step := MustNewExec(backend, func(g *Graph, in []*Node) []*Node {
 		w, mo, ve := in[:n], in[n:2*n], in[2*n:3*n]
 		ids, mask, pos, stepN, lr := in[3*n], in[3*n+1], in[3*n+2], in[3*n+3], in[3*n+4]
-		logp, _ := qwen3.TokenLogProbs(cfg, w, ids, mask, pos, 1)
+		compute := w
+		if dtype != dtypes.Float32 {
+			compute = make([]*Node, n)
+			for i, x := range w {
+				compute[i] = ConvertDType(x, dtype)
+			}
+		}
+		logp, _ := qwen3.TokenLogProbs(cfg, compute, ids, mask, pos, 1)
 		loss := Neg(ReduceAllMean(logp))
 		grads := Gradient(loss, w...)
 		nw, nm, nv, norm := optim.AdamWStep(optim.AdamWConfig{MaxGradNorm: 1}, w, grads, mo, ve, stepN, lr)
 		return append(append(append(append([]*Node{loss}, nw...), nm...), nv...), norm)
 	})
-	r.Notes = append(r.Notes, "loss: mean next-token NLL over all tokens; AdamW with float32 moments and global-norm clipping 1.0; weights and moments donated")
+	r.Notes = append(r.Notes, "loss: mean next-token NLL over all tokens; AdamW with float32 moments and global-norm clipping 1.0; "+
+		"float32 master weights (the forward and backward in the model's dtype); weights and moments donated")
 	for _, b := range o.Batches {
 		if r.outOfTime() {
 			r.Notes = append(r.Notes, fmt.Sprintf("batch %d skipped: -max_seconds reached", b))
@@ -471,7 +484,10 @@ func benchTrainStep(o Options, m *qwen3.Model, r *Report) error {
 			}
 		}
 		batch := qwen3.PadRight(seqs, 0, 0)
-		weights := m.Weights()
+		weights, err := float32Weights(backend, m.Weights())
+		if err != nil {
+			return err
+		}
 		moments := make([]*tensors.Tensor, 0, 2*n)
 		for k := 0; k < 2; k++ {
 			for _, spec := range cfg.Weights() {
@@ -501,7 +517,6 @@ func benchTrainStep(o Options, m *qwen3.Model, r *Report) error {
 			res.GradNorms = append(res.GradNorms, float64(tensors.MustCopyFlatData[float32](out[1+3*n])[0]))
 			return secs, nil
 		}
-		var err error
 		if res.FirstStep, err = one(0); err != nil {
 			return err
 		}
@@ -517,11 +532,33 @@ func benchTrainStep(o Options, m *qwen3.Model, r *Report) error {
 		r.add(res)
 		fmt.Fprintf(os.Stderr, "train step batch %d × %d: %.3f s (%.0f tokens/s; first step %.1f s), loss %.4f → %.4f\n",
 			b, o.Seq, res.StepSecs, res.TokensPerSec, res.FirstStep, res.Losses[0], res.Losses[len(res.Losses)-1])
-		if err := m.SetWeights(weights); err != nil { // keep the model's weights valid for the next batch size
-			return err
+		if dtype == dtypes.Float32 { // the model's own weights were donated: keep them valid for the next batch size
+			if err := m.SetWeights(weights); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// float32Weights returns the weights themselves when they are float32, or
+// float32 copies of them.
+func float32Weights(backend compute.Backend, ws []*tensors.Tensor) ([]*tensors.Tensor, error) {
+	if len(ws) == 0 || ws[0].DType() == dtypes.Float32 {
+		return ws, nil
+	}
+	e, err := NewExec(backend, func(g *Graph, in []*Node) []*Node {
+		out := make([]*Node, len(in))
+		for i, w := range in {
+			out[i] = ConvertDType(w, dtypes.Float32)
+		}
+		return out
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer e.Finalize()
+	return e.Call(ws)
 }
 
 // benchGRPO runs real GRPO steps of the trainer on the bundled environment.

@@ -147,6 +147,15 @@ func TestQuery(t *testing.T) {
 	if obs.Error != "query refused: only SELECT queries are allowed (got DROP): the database is read-only" {
 		t.Fatalf("refused: %q", obs.Error)
 	}
+	// The schema is discovered with DESCRIBE, never read from SQLite's own tables.
+	obs = step(t, e, Query, "SELECT sql FROM sqlite_master")
+	if obs.Error != "query refused: reading sqlite_master is not allowed: the schema is discovered with DESCRIBE <table> (and SAMPLE <table>)" || obs.Result != "" {
+		t.Fatalf("sqlite_master: %+v", obs)
+	}
+	obs = step(t, e, Query, "SELECT * FROM pragma_table_info('customer')")
+	if !strings.Contains(obs.Error, "PRAGMA table_info is not allowed") || !strings.Contains(obs.Error, "DESCRIBE") {
+		t.Fatalf("pragma_table_info: %+v", obs)
+	}
 	obs = step(t, e, Query, "SELECT printf('%.300c', 'x')")
 	if !strings.HasPrefix(obs.Result, "printf('%.300c', 'x')\n1. "+strings.Repeat("x", 99)+"…\n") {
 		t.Fatalf("wide cell not capped:\n%s", obs.Result)

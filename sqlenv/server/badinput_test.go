@@ -106,6 +106,11 @@ func TestHTTPBadInput(t *testing.T) {
 	if status != 200 || !strings.Contains(string(body), `QUERY needs an argument`) {
 		t.Fatalf("empty argument: %d %s", status, body)
 	}
+	// The schema is not readable from SQLite's own tables, over the wire as in the library.
+	status, _, body = request(t, "POST", u+"/step", with, `{"action": {"action_type": "QUERY", "argument": "SELECT name, sql FROM sqlite_schema"}}`)
+	if status != 200 || !strings.Contains(string(body), `reading sqlite_master is not allowed: the schema is discovered with DESCRIBE`) || strings.Contains(string(body), "CREATE TABLE") {
+		t.Fatalf("sqlite_schema over HTTP: %d %s", status, body)
+	}
 	// A chunked body (no Content-Length) is capped too.
 	req, _ := http.NewRequest("POST", u+"/step", io.MultiReader(strings.NewReader(big)))
 	req.Header.Set("Content-Type", "application/json")

@@ -122,6 +122,8 @@ type DB struct {
 	limits Limits
 	db     *sql.DB
 	tables []Table // sorted by name
+	// rootTables maps each b-tree's root page to its table (TablesRead).
+	rootTables map[int64]string
 }
 
 // guardedConn is a pooled connection with its authorizer.
@@ -248,6 +250,24 @@ func (d *DB) loadSchema() error {
 		return err
 	}
 	defer plain.Close()
+	d.rootTables = map[int64]string{}
+	roots, err := plain.Query(`SELECT rootpage, tbl_name FROM sqlite_schema WHERE rootpage > 0`)
+	if err != nil {
+		return fmt.Errorf("read schema: %w", err)
+	}
+	for roots.Next() {
+		var root int64
+		var table string
+		if err := roots.Scan(&root, &table); err != nil {
+			roots.Close()
+			return fmt.Errorf("read schema: %w", err)
+		}
+		d.rootTables[root] = table
+	}
+	roots.Close()
+	if err := roots.Err(); err != nil {
+		return fmt.Errorf("read schema: %w", err)
+	}
 	rows, err := plain.Query(`SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\_%' ESCAPE '\' ORDER BY name`)
 	if err != nil {
 		return fmt.Errorf("read schema: %w", err)

@@ -3,7 +3,6 @@ package sqlitedb
 import (
 	"context"
 	"database/sql/driver"
-	"fmt"
 	"sort"
 	"strings"
 )
@@ -17,15 +16,7 @@ func (d *DB) TablesRead(ctx context.Context, sqlText string) ([]string, error) {
 	if err := checkStatementText(sqlText); err != nil {
 		return nil, err
 	}
-	roots, err := d.run(ctx, `SELECT rootpage, tbl_name FROM sqlite_schema WHERE rootpage > 0`, true)
-	if err != nil {
-		return nil, fmt.Errorf("read schema: %w", err)
-	}
-	byRoot := map[int64]string{}
-	for _, r := range roots.Rows {
-		root, _ := r[0].(int64)
-		byRoot[root] = r[1].(string)
-	}
+	byRoot := d.rootTables
 	plan, err := d.run(ctx, "EXPLAIN "+sqlText, true)
 	if err != nil {
 		return nil, err

@@ -199,7 +199,16 @@ type authorizer struct {
 
 func (a *authorizer) authorize(action int, arg1, arg2, _ string) int {
 	switch action {
-	case sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqliteRecursive:
+	case sqlite3.SQLITE_READ:
+		if revealsSchema(arg1) {
+			a.deny(fmt.Sprintf("reading %s is not allowed: the schema is discovered with DESCRIBE <table> (and SAMPLE <table>)", arg1))
+			return sqlite3.SQLITE_DENY
+		}
+		return sqlite3.SQLITE_OK
+	case sqlite3.SQLITE_PRAGMA:
+		a.deny(fmt.Sprintf("PRAGMA %s is not allowed: the database is read-only, and the schema is discovered with DESCRIBE <table>", arg1))
+		return sqlite3.SQLITE_DENY
+	case sqlite3.SQLITE_SELECT, sqliteRecursive:
 		return sqlite3.SQLITE_OK
 	case sqlite3.SQLITE_FUNCTION:
 		if allowedFunctions[strings.ToLower(arg2)] {
@@ -214,6 +223,16 @@ func (a *authorizer) authorize(action int, arg1, arg2, _ string) int {
 	}
 	a.deny(name + " is not allowed: the database is read-only and only SELECT queries may run")
 	return sqlite3.SQLITE_DENY
+}
+
+// revealsSchema reports whether table is one of SQLite's own tables or
+// virtual tables that list the schema or its storage: sqlite_schema and its
+// aliases (sqlite_master, sqlite_temp_master, sqlite_temp_schema), the
+// sqlite_stat and sqlite_sequence tables, dbstat and sqlite_dbpage. The
+// agent learns the schema only through DESCRIBE.
+func revealsSchema(table string) bool {
+	t := strings.ToLower(table)
+	return strings.HasPrefix(t, "sqlite_") || t == "dbstat"
 }
 
 func (a *authorizer) deny(reason string) {

@@ -28,7 +28,7 @@ func renderRows(cols []string, rows [][]any, total int, truncated bool, maxRows,
 			if j > 0 {
 				b.WriteString(" | ")
 			}
-			b.WriteString(cellText(answer.FormatValue(v), cellWidth))
+			b.WriteString(cellText(cellValue(v, cellWidth), cellWidth))
 		}
 		b.WriteByte('\n')
 	}
@@ -45,16 +45,62 @@ func renderRows(cols []string, rows [][]any, total int, truncated bool, maxRows,
 	return b.String()
 }
 
-// cellText puts a value on one line and caps its width (in characters).
+// cellText puts a value on one line and caps its width (in characters),
+// cutting at a character boundary (callers bound the value's size: see
+// cellValue).
 func cellText(s string, width int) string {
 	if strings.ContainsAny(s, "\n\r\t") {
 		s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ").Replace(s)
 	}
-	if width > 0 && utf8.RuneCountInString(s) > width {
-		r := []rune(s)
-		s = string(r[:width-1]) + "…"
+	if width > 0 {
+		n, cut := 0, -1
+		for i := range s {
+			if n == width-1 {
+				cut = i
+			}
+			if n == width {
+				s = s[:cut] + "…"
+				break
+			}
+			n++
+		}
 	}
 	return s
+}
+
+// cellValue formats v as answer.FormatValue does, but formats no more of a
+// long string or blob than a cell of width characters can show: a value of
+// a megabyte costs a few hundred bytes to render, not megabytes of runes.
+func cellValue(v any, width int) string {
+	if width <= 0 {
+		return answer.FormatValue(v)
+	}
+	limit := 4*width + 4 // bytes for width+1 characters of up to 4 bytes
+	switch x := v.(type) {
+	case string:
+		if len(x) > limit {
+			return prefixUTF8(x, limit)
+		}
+	case []byte:
+		if len(x) > limit {
+			if utf8.Valid(x) {
+				return prefixUTF8(string(x[:limit]), limit)
+			}
+			return answer.FormatValue(x[:width/2+1]) // hex: more than width characters, so cut
+		}
+	}
+	return answer.FormatValue(v)
+}
+
+// prefixUTF8 returns at most n bytes of s, cut at the start of a character.
+func prefixUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // renderDescribe renders DESCRIBE's result.

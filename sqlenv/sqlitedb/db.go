@@ -8,7 +8,9 @@
 //  1. a textual check for a clear message: one statement, starting with SELECT or WITH;
 //  2. only the first statement is ever prepared, and it must satisfy sqlite3_stmt_readonly;
 //  3. an authorizer that allows only reads, SELECT, recursive CTEs and a whitelist of functions;
-//  4. connection limits: no attached databases, bounded SQL length and value length;
+//  4. connection limits: no attached databases, bounded SQL length, value
+//     length and result columns, a SQLite heap limit, temporary storage in
+//     memory under it;
 //  5. a deadline that interrupts SQLite (sqlite3_interrupt), and caps on the
 //     rows and bytes read from the cursor.
 //
@@ -30,6 +32,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -45,11 +48,23 @@ type Limits struct {
 	// MaxBytes is the most bytes of values read from a result (default 8 MiB).
 	MaxBytes int
 	// MaxValueLength caps the size of any string or blob a query may build
-	// (SQLITE_LIMIT_LENGTH, default 1 MiB): randomblob(1e9) fails instead of
-	// allocating a gigabyte.
+	// or read (SQLITE_LIMIT_LENGTH, default 64 KiB): randomblob(1e9) fails
+	// instead of allocating a gigabyte.
 	MaxValueLength int
+	// MaxColumns caps the columns of a result (SQLITE_LIMIT_COLUMN, default
+	// 256). With MaxValueLength it bounds one row before it is read: 256 ×
+	// 64 KiB = 16 MiB, where 400 columns of zeroblob(1e6) once took 1.2 GB.
+	MaxColumns int
 	// MaxSQLLength caps the length of the SQL text (default 100,000 bytes).
 	MaxSQLLength int
+	// HeapLimit is SQLite's hard heap limit (default 48 MiB), beyond which a
+	// query fails with "out of memory" instead of growing the process; half
+	// of it is the soft limit, where SQLite starts reusing its page caches.
+	// Temporary tables and sorts are kept in memory, under this limit,
+	// never spilled to disk. SQLite has one heap for the whole process, so
+	// this limit is process-wide: the smallest HeapLimit of the databases
+	// opened wins.
+	HeapLimit int64
 }
 
 // DefaultLimits returns the limits used when a field is zero.
@@ -58,8 +73,10 @@ func DefaultLimits() Limits {
 		Timeout:        5 * time.Second,
 		MaxRows:        10_000,
 		MaxBytes:       8 << 20,
-		MaxValueLength: 1 << 20,
+		MaxValueLength: 64 << 10,
+		MaxColumns:     256,
 		MaxSQLLength:   100_000,
+		HeapLimit:      48 << 20,
 	}
 }
 
@@ -79,6 +96,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxSQLLength <= 0 {
 		l.MaxSQLLength = d.MaxSQLLength
+	}
+	if l.MaxColumns <= 0 {
+		l.MaxColumns = d.MaxColumns
+	}
+	if l.HeapLimit <= 0 {
+		l.HeapLimit = d.HeapLimit
 	}
 	return l
 }
@@ -151,12 +174,60 @@ func (c *connector) Connect(context.Context) (driver.Conn, error) {
 	conn.SetLimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
 	conn.SetLimit(sqlite3.SQLITE_LIMIT_LENGTH, c.limits.MaxValueLength)
 	conn.SetLimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, c.limits.MaxSQLLength)
+	conn.SetLimit(sqlite3.SQLITE_LIMIT_COLUMN, c.limits.MaxColumns)
+	// Sorts and temporary tables stay in memory, under the heap limit.
+	if _, err := conn.Exec("PRAGMA temp_store = MEMORY", nil); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("configure connection: %w", err)
+	}
+	if err := setHeapLimit(conn, c.limits.HeapLimit); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	a := &authorizer{}
 	conn.RegisterAuthorizer(a.authorize)
 	return &guardedConn{SQLiteConn: conn, auth: a, limits: c.limits}, nil
 }
 
 func (c *connector) Driver() driver.Driver { return c.driver }
+
+var heapLimitMu sync.Mutex
+
+// setHeapLimit lowers SQLite's process-wide hard heap limit to limit (never
+// raises it: the smallest limit of all databases wins) and sets the soft
+// limit to half of it.
+func setHeapLimit(conn *sqlite3.SQLiteConn, limit int64) error {
+	heapLimitMu.Lock()
+	defer heapLimitMu.Unlock()
+	current, err := pragmaInt(conn, "hard_heap_limit")
+	if err != nil {
+		return err
+	}
+	if current > 0 && current <= limit {
+		return nil
+	}
+	for _, p := range []string{fmt.Sprintf("hard_heap_limit = %d", limit), fmt.Sprintf("soft_heap_limit = %d", limit/2)} {
+		if _, err := conn.Exec("PRAGMA "+p, nil); err != nil {
+			return fmt.Errorf("configure SQLite: PRAGMA %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// pragmaInt reads an integer pragma.
+func pragmaInt(conn *sqlite3.SQLiteConn, name string) (int64, error) {
+	rows, err := conn.Query("PRAGMA "+name, nil)
+	if err != nil {
+		return 0, fmt.Errorf("configure SQLite: PRAGMA %s: %w", name, err)
+	}
+	defer rows.Close()
+	dest := make([]driver.Value, 1)
+	if err := rows.Next(dest); err != nil {
+		return 0, fmt.Errorf("configure SQLite: PRAGMA %s: %w", name, err)
+	}
+	v, _ := dest[0].(int64)
+	return v, nil
+}
 
 var sqliteHeader = []byte("SQLite format 3\x00")
 
@@ -364,6 +435,15 @@ func (d *DB) Query(ctx context.Context, sqlText string) (*Result, error) {
 			return nil, ctx.Err()
 		}
 		return nil, fmt.Errorf("%w after %v: simplify the query or add a LIMIT", ErrTimeout, d.limits.Timeout)
+	}
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		switch se.Code {
+		case sqlite3.ErrTooBig:
+			return nil, fmt.Errorf("%w: a value is larger than %d bytes; return smaller values (substr, length, LIMIT)", err, d.limits.MaxValueLength)
+		case sqlite3.ErrNomem:
+			return nil, fmt.Errorf("%w: the query needs more than %d MiB of memory; filter, aggregate or add a LIMIT", err, d.limits.HeapLimit>>20)
+		}
 	}
 	return res, err
 }

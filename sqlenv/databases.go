@@ -21,6 +21,7 @@ type Databases struct {
 type goldEntry struct {
 	once    sync.Once
 	rows    [][]any
+	columns []string
 	profile *goldProfile
 	err     error
 }
@@ -51,7 +52,7 @@ func (d *Databases) goldFor(ctx context.Context, db *sqlitedb.DB, q *dataset.Que
 			e.err = fmt.Errorf("question %s: gold SQL fails on database %s: %w", q.QuestionID, q.DatabaseName, err)
 			return
 		}
-		e.rows, e.profile = res.Rows, profileOf(res.Rows)
+		e.rows, e.columns, e.profile = res.Rows, res.Columns, profileOf(res.Rows)
 	})
 	if e.err != nil {
 		// Do not cache failures caused by the caller's context.

@@ -186,7 +186,8 @@ func (e *Environment) Step(ctx context.Context, a Action) (Observation, error) {
 		errText = fmt.Sprintf("%s needs an argument: %s", kind, argumentHint[kind])
 		reward = ep.rewards.invalid()
 	case kind == Answer:
-		correct := answer.Check(arg, string(ep.q.GoldAnswer), ep.q.AnswerType, ep.gold.rows)
+		correct := answer.Expected{Text: string(ep.q.GoldAnswer), Type: ep.q.AnswerType,
+			Rows: ep.gold.rows, Columns: ep.gold.columns}.Check(arg)
 		ep.done = true
 		ep.rewards.stats.Answered = true
 		reward = ep.rewards.terminal(correct)

@@ -9,12 +9,14 @@
 //   - list: the same set of items in any order ("a, b" == "b, a"); items may be
 //     separated by commas, pipes, semicolons or new lines;
 //   - table: the same multiset of rows in any order, one row per line with cells
-//     separated by "|" (a header line and Markdown table rules are tolerated);
+//     separated by "|" (Markdown table rules are tolerated, and a header line
+//     when it names the gold query's columns);
 //   - any other type is compared as a string.
 //
-// Before comparing, the prediction is cleaned: surrounding code fences, an
-// "Answer:" prefix and matching quotes are removed. An empty answer is always
-// wrong.
+// Before comparing, the prediction is cleaned: surrounding code fences, lead-ins
+// ("Answer:", "The answer is"), Markdown emphasis and matching quotes (around
+// the whole answer, or each item and cell) are removed. The stored gold text
+// itself is always correct; an empty answer is always wrong.
 package answer
 
 import (
@@ -93,13 +95,17 @@ func Infer(rows [][]any) (string, Type) {
 }
 
 var (
-	answerPrefix = regexp.MustCompile(`(?i)^(final\s+)?answer\s*(is\s*)?[:：=]\s*`)
+	// answerPrefix is a lead-in: "Answer:", "Final answer =", "The answer
+	// is 6", "The final answer is: 6".
+	answerPrefix = regexp.MustCompile(`(?i)^(the\s+)?(final\s+)?answer\s*(is\s*[:：=]?|[:：=])\s*`)
 	fencedBlock  = regexp.MustCompile("(?s)```([^\\n`]*)\\n?(.*?)```")
 )
 
 // Normalize cleans a predicted answer: it keeps the contents of the first
-// fenced code block when there is one, removes an "Answer:" prefix and
-// surrounding matching quotes, and trims white space.
+// fenced code block when there is one, removes lead-ins ("Answer:", "The
+// answer is"), Markdown emphasis around the whole answer (**6**, _6_) and
+// surrounding matching quotes (not those of quoted items: "a", "b" stays),
+// and trims white space.
 func Normalize(s string) string {
 	s = strings.TrimSpace(s)
 	if m := fencedBlock.FindStringSubmatch(s); m != nil {
@@ -112,7 +118,7 @@ func Normalize(s string) string {
 	}
 	for {
 		t := strings.TrimSpace(answerPrefix.ReplaceAllString(s, ""))
-		t = trimQuotes(t)
+		t = trimEmphasis(trimQuotes(t))
 		if t == s {
 			return s
 		}
@@ -122,10 +128,29 @@ func Normalize(s string) string {
 
 var quotePairs = [][2]string{{`"`, `"`}, {`'`, `'`}, {"`", "`"}, {"“", "”"}, {"‘", "’"}}
 
+// trimQuotes removes one pair of matching quotes around s, unless the
+// quotes are those of several quoted items ("a", "b" or "x" | "y"): the
+// inside then holds the same quote characters.
 func trimQuotes(s string) string {
 	for _, q := range quotePairs {
 		if len(s) >= len(q[0])+len(q[1]) && strings.HasPrefix(s, q[0]) && strings.HasSuffix(s, q[1]) {
-			return strings.TrimSpace(s[len(q[0]) : len(s)-len(q[1])])
+			inner := s[len(q[0]) : len(s)-len(q[1])]
+			if strings.Contains(inner, q[0]) || strings.Contains(inner, q[1]) {
+				return s
+			}
+			return strings.TrimSpace(inner)
+		}
+	}
+	return s
+}
+
+var emphasis = []string{"**", "__", "*", "_"}
+
+// trimEmphasis removes Markdown emphasis around the whole of s (**6**).
+func trimEmphasis(s string) string {
+	for _, m := range emphasis {
+		if len(s) > 2*len(m) && strings.HasPrefix(s, m) && strings.HasSuffix(s, m) {
+			return strings.TrimSpace(s[len(m) : len(s)-len(m)])
 		}
 	}
 	return s
@@ -134,11 +159,38 @@ func trimQuotes(s string) string {
 // Check reports whether predicted answers a question whose gold answer is
 // gold of type typ. goldRows, when not nil, are the rows of the gold query;
 // list and table comparisons use them instead of re-parsing gold, which keeps
-// items that themselves contain separators intact.
+// items that themselves contain separators intact. It is Expected{Text:
+// gold, Type: typ, Rows: goldRows}.Check(predicted): without the gold
+// query's column names, a table answer may not start with a header line.
 func Check(predicted, gold string, typ Type, goldRows [][]any) bool {
+	return Expected{Text: gold, Type: typ, Rows: goldRows}.Check(predicted)
+}
+
+// Expected is the gold answer of a question, as the checker uses it.
+type Expected struct {
+	// Text is the stored gold answer; a prediction equal to it (up to
+	// white space and case) is always correct.
+	Text string
+	Type Type
+	// Rows are the gold query's rows (nil: Text is parsed instead).
+	Rows [][]any
+	// Columns are the gold query's column names. A table answer may start
+	// with a header line only when its cells name these columns ("name |
+	// year" for name, year; "count" for count(*)): an extra first line of
+	// data is never skipped.
+	Columns []string
+}
+
+// Check reports whether predicted is a correct answer (see the package
+// documentation for the rules).
+func (e Expected) Check(predicted string) bool {
 	p := Normalize(predicted)
 	if p == "" {
 		return false
+	}
+	gold, typ, goldRows := e.Text, e.Type, e.Rows
+	if foldText(p) == foldText(gold) && strings.TrimSpace(gold) != "" {
+		return true
 	}
 	switch typ {
 	case Integer:
@@ -158,7 +210,7 @@ func Check(predicted, gold string, typ Type, goldRows [][]any) bool {
 	case List:
 		return sameItems(splitItems(p), goldItems(gold, goldRows))
 	case Table:
-		return sameRows(parseTable(p), goldTable(gold, goldRows))
+		return sameRows(parseTable(p), goldTable(gold, goldRows), e.Columns)
 	default:
 		return equalText(p, gold)
 	}
@@ -177,10 +229,12 @@ func withinRelative(v, g, tol float64) bool {
 var thousands = regexp.MustCompile(`^[+-]?\d{1,3}(,\d{3})+(\.\d+)?$`)
 
 // parseNumber reads a number written plainly ("25", "-2.5e3", "+.5"), with
-// thousands separators ("1,234.5"), or with a trailing period or percent sign.
+// thousands separators ("1,234.5"), or with a trailing period or percent
+// sign ("25%" reads as 25).
 func parseNumber(s string) (float64, bool) {
 	s = strings.TrimSpace(s)
 	s = strings.TrimSuffix(s, ".")
+	s = strings.TrimSpace(strings.TrimSuffix(s, "%"))
 	if thousands.MatchString(s) {
 		s = strings.ReplaceAll(s, ",", "")
 	}

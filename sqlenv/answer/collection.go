@@ -3,6 +3,7 @@ package answer
 import (
 	"regexp"
 	"strings"
+	"unicode"
 )
 
 // cell is one item of a list or one cell of a table row, ready to compare.
@@ -64,11 +65,11 @@ func splitItems(s string) []cell {
 	case strings.Contains(s, "\n"):
 		parts = strings.Split(s, "\n")
 	case strings.Contains(s, "|"):
-		parts = strings.Split(s, "|")
+		parts = splitQuoted(s, '|')
 	case strings.Contains(s, ";"):
-		parts = strings.Split(s, ";")
+		parts = splitQuoted(s, ';')
 	default:
-		parts = strings.Split(s, ",")
+		parts = splitQuoted(s, ',')
 	}
 	var items []cell
 	for _, p := range parts {
@@ -78,6 +79,35 @@ func splitItems(s string) []cell {
 		}
 	}
 	return items
+}
+
+// splitQuoted splits s at sep, except inside an item that starts with a
+// quote and runs to its closing quote ("Virgin Islands, U.S.", "France" is
+// two items). A quote inside an item (O'Brien) is an ordinary character.
+func splitQuoted(s string, sep byte) []string {
+	var parts []string
+	for len(s) > 0 {
+		t := strings.TrimLeft(s, " \t")
+		if len(t) > 0 && (t[0] == '"' || t[0] == '\'') {
+			if end := strings.IndexByte(t[1:], t[0]); end >= 0 {
+				rest := strings.TrimLeft(t[end+2:], " \t")
+				if rest == "" || rest[0] == sep {
+					parts = append(parts, t[:end+2])
+					if rest == "" {
+						return parts
+					}
+					s = rest[1:]
+					continue
+				}
+			}
+		}
+		i := strings.IndexByte(s, sep)
+		if i < 0 {
+			return append(parts, s)
+		}
+		parts, s = append(parts, s[:i]), s[i+1:]
+	}
+	return parts
 }
 
 func goldItems(gold string, rows [][]any) []cell {
@@ -198,8 +228,8 @@ func goldTable(gold string, rows [][]any) [][]cell {
 }
 
 // sameRows compares two tables as multisets of rows. A prediction with one
-// extra first line is also tried without it (a header).
-func sameRows(pred, gold [][]cell) bool {
+// extra first line that names the gold columns is compared without it.
+func sameRows(pred, gold [][]cell, columns []string) bool {
 	if len(gold) == 0 {
 		return false
 	}
@@ -220,5 +250,75 @@ func sameRows(pred, gold [][]cell) bool {
 	if try(pred) {
 		return true
 	}
-	return len(pred) == len(gold)+1 && try(pred[1:])
+	return len(pred) == len(gold)+1 && isHeader(pred[0], columns, gold) && try(pred[1:])
+}
+
+// isHeader reports whether row is a header line: it names columns, cell by
+// cell (equal once reduced to letters and digits: "Name" for name, "count"
+// for count(*), "singer name" for singer_name, "name" for T1.name; or one
+// containing the other). Without column names, a row is a header only when
+// it cannot be data: no cell is numeric, and some gold column holds only
+// numbers. No numeric cell is ever a header.
+func isHeader(row []cell, columns []string, gold [][]cell) bool {
+	if len(columns) == 0 {
+		return headerLike(row, gold)
+	}
+	if len(row) != len(columns) {
+		return false
+	}
+	for i, c := range row {
+		if c.isNum {
+			return false
+		}
+		h, col := alnum(c.text), alnum(columnName(columns[i]))
+		if h == "" || col == "" || !(h == col || (len(h) >= 3 && strings.Contains(col, h)) || (len(col) >= 3 && strings.Contains(h, col))) {
+			return false
+		}
+	}
+	return true
+}
+
+// headerLike reports whether row, of text cells only, sits over a gold
+// column of numbers only, where it cannot be a row of data.
+func headerLike(row []cell, gold [][]cell) bool {
+	if len(gold) == 0 || len(row) != len(gold[0]) {
+		return false
+	}
+	for _, c := range row {
+		if c.isNum {
+			return false
+		}
+	}
+	for k := range row {
+		numeric := true
+		for _, g := range gold {
+			if k >= len(g) || !g[k].isNum {
+				numeric = false
+				break
+			}
+		}
+		if numeric {
+			return true
+		}
+	}
+	return false
+}
+
+// columnName drops a table qualifier: "T1.name" → "name".
+func columnName(c string) string {
+	if i := strings.LastIndexByte(c, '.'); i >= 0 && !strings.ContainsAny(c[:i], "()") {
+		return c[i+1:]
+	}
+	return c
+}
+
+// alnum keeps the lower-cased letters and digits of s.
+func alnum(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

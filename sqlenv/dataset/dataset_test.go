@@ -252,3 +252,24 @@ func TestFilter(t *testing.T) {
 		t.Fatal("unknown split accepted")
 	}
 }
+
+// TestAllNullResultsAreDropped: a gold result whose every value is NULL —
+// one cell, a row of cells or a list — can only be answered "NULL" and is
+// refused; a result with one value among NULLs is kept.
+func TestAllNullResultsAreDropped(t *testing.T) {
+	for _, c := range []struct {
+		rows [][]any
+		want bool
+	}{
+		{[][]any{{nil}}, true},
+		{[][]any{{nil, nil}}, true},
+		{[][]any{{nil}, {nil}, {nil}}, true},
+		{[][]any{{nil, nil}, {nil, nil}}, true},
+		{[][]any{{nil, int64(0)}}, false},
+		{[][]any{{nil}, {"Oslo"}}, false},
+	} {
+		if got := allNull(c.rows); got != c.want {
+			t.Errorf("allNull(%v) = %v, want %v", c.rows, got, c.want)
+		}
+	}
+}

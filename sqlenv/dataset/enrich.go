@@ -20,8 +20,9 @@ var (
 	ErrGoldFails   = errors.New("gold SQL fails")
 	ErrEmptyAnswer = errors.New("gold SQL returns no rows")
 	ErrTooManyRows = fmt.Errorf("gold SQL returns more than %d rows", MaxAnswerRows)
-	// ErrNullAnswer: the gold result is a single NULL (e.g. an aggregate
-	// over no rows), which no answer can sensibly match.
+	// ErrNullAnswer: every value of the gold result is NULL (an aggregate
+	// over no rows, a column with no data), which can only be answered
+	// "NULL".
 	ErrNullAnswer = errors.New("gold SQL returns only NULL")
 )
 
@@ -48,7 +49,7 @@ func Enrich(ctx context.Context, db *sqlitedb.DB, r RawRecord, split Split, inde
 		return q, ErrEmptyAnswer
 	case len(res.Rows) > MaxAnswerRows || res.Truncated:
 		return q, ErrTooManyRows
-	case len(res.Rows) == 1 && len(res.Rows[0]) == 1 && res.Rows[0][0] == nil:
+	case allNull(res.Rows):
 		return q, ErrNullAnswer
 	}
 	gold, typ := answer.Infer(res.Rows)
@@ -60,4 +61,16 @@ func Enrich(ctx context.Context, db *sqlitedb.DB, r RawRecord, split Split, inde
 	q.TablesInvolved = tables
 	q.Difficulty = DifficultyForTables(len(tables))
 	return q, nil
+}
+
+// allNull reports whether every value of rows is NULL.
+func allNull(rows [][]any) bool {
+	for _, r := range rows {
+		for _, v := range r {
+			if v != nil {
+				return false
+			}
+		}
+	}
+	return true
 }

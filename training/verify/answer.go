@@ -16,6 +16,9 @@ type AnswerVerifier struct {
 	Gold     string      // the gold answer text
 	Type     answer.Type // selects the comparison rule (integer, float, string, list, table)
 	GoldRows [][]any     // rows of the gold query, or nil; used by list and table comparisons
+	// GoldColumns are the gold query's column names, or nil; a table
+	// answer may start with a header line that names them.
+	GoldColumns []string
 }
 
 // NewAnswerVerifier returns a verifier for one question's gold answer.
@@ -73,7 +76,7 @@ func (a *AnswerVerifier) Verify(_ context.Context, output string) Result {
 	switch {
 	case pred == "":
 		res.Details, res.Error = "no answer", "no answer found in the output"
-	case answer.Check(pred, a.Gold, a.Type, a.GoldRows):
+	case answer.Expected{Text: a.Gold, Type: a.Type, Rows: a.GoldRows, Columns: a.GoldColumns}.Check(pred):
 		res.Success, res.Reward, res.Details = true, 1, "correct answer"
 	default:
 		res.Details = "wrong answer"

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -271,5 +272,68 @@ func TestAllNullResultsAreDropped(t *testing.T) {
 		if got := allNull(c.rows); got != c.want {
 			t.Errorf("allNull(%v) = %v, want %v", c.rows, got, c.want)
 		}
+	}
+}
+
+// TestImportSpiderDevOnly: Spider's dev files alone import (eval questions
+// only); a question whose database is missing is skipped and reported, not
+// fatal; every dropped question is written with its reason; two imports
+// write identical files.
+func TestImportSpiderDevOnly(t *testing.T) {
+	spider := makeSpider(t)
+	for _, f := range []string{"train_spider.json", "train_others.json"} {
+		os.Remove(filepath.Join(spider, f))
+	}
+	dev, _ := json.Marshal([]RawRecord{
+		{"How many songs?", "music", "SELECT count(*) FROM song"},
+		{"How many animals?", "zoo", "SELECT count(*) FROM animal"},
+		{"Most played?", "music", "SELECT title FROM song ORDER BY plays DESC LIMIT 1"},
+		{"Nothing", "music", "SELECT title FROM song WHERE plays > 1000"},
+	})
+	if err := os.WriteFile(filepath.Join(spider, "dev.json"), dev, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var outputs [][]byte
+	for i := 0; i < 2; i++ {
+		out := t.TempDir()
+		rep, err := ImportSpider(ctx, ImportOptions{SpiderDir: spider, OutDir: out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Train != 0 || rep.Eval != 2 || strings.Join(rep.MissingDatabases, ",") != "zoo" || strings.Join(rep.Databases, ",") != "music" {
+			t.Fatalf("report %+v", rep)
+		}
+		if rep.Dropped[ErrMissingDatabase.Error()] != 1 || rep.Dropped[ErrEmptyAnswer.Error()] != 1 {
+			t.Fatalf("dropped %v", rep.Dropped)
+		}
+		var dropped []DroppedQuestion
+		data, err := os.ReadFile(rep.DroppedFile)
+		if err != nil || json.Unmarshal(data, &dropped) != nil {
+			t.Fatalf("dropped file: %v", err)
+		}
+		want := []DroppedQuestion{
+			{Split: Eval, File: "dev.json", Index: 1, DBID: "zoo", Question: "How many animals?", Query: "SELECT count(*) FROM animal", Reason: "database file missing"},
+			{Split: Eval, File: "dev.json", Index: 3, DBID: "music", Question: "Nothing", Query: "SELECT title FROM song WHERE plays > 1000", Reason: "gold SQL returns no rows"},
+		}
+		if !reflect.DeepEqual(dropped, want) {
+			t.Fatalf("dropped.json:\n%+v\nwant\n%+v", dropped, want)
+		}
+		var all []byte
+		for _, f := range []string{"questions_train.json", "questions_eval.json", "dropped.json"} {
+			b, err := os.ReadFile(filepath.Join(out, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, b...)
+		}
+		outputs = append(outputs, all)
+	}
+	if !bytes.Equal(outputs[0], outputs[1]) {
+		t.Error("two imports of the same files wrote different output")
+	}
+	// No question file at all is an error that says so.
+	os.Remove(filepath.Join(spider, "dev.json"))
+	if _, err := ImportSpider(ctx, ImportOptions{SpiderDir: spider, OutDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "has no questions") {
+		t.Fatalf("no question files: %v", err)
 	}
 }

@@ -20,6 +20,9 @@ type LoadOptions struct {
 	DBDir string
 	// Split is assigned to raw Spider records (default Train).
 	Split Split
+	// AllowEmpty accepts a file holding an empty array (one split of a data
+	// directory may have no questions); otherwise it is an error.
+	AllowEmpty bool
 }
 
 // RawRecord is a question in Spider's own format.
@@ -51,6 +54,9 @@ func Load(ctx context.Context, path string, opts LoadOptions) ([]QuestionRecord,
 		return nil, fmt.Errorf("questions file %s: not a JSON array of question records: %w", path, err)
 	}
 	if len(items) == 0 {
+		if opts.AllowEmpty {
+			return nil, nil
+		}
 		return nil, fmt.Errorf("questions file %s contains no questions", path)
 	}
 	var probe map[string]json.RawMessage

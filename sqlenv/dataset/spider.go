@@ -16,8 +16,9 @@ import (
 
 // ImportOptions configures ImportSpider.
 type ImportOptions struct {
-	// SpiderDir is an unpacked Spider download: database/<db>/<db>.sqlite,
-	// train_spider.json (and optionally train_others.json) and dev.json.
+	// SpiderDir is an unpacked Spider download: database/<db>/<db>.sqlite
+	// and train_spider.json, train_others.json and dev.json, of which any
+	// may be missing (the dev set alone is enough).
 	SpiderDir string
 	// DBIDs selects databases; empty selects every database the question
 	// files mention.
@@ -33,15 +34,40 @@ type ImportReport struct {
 	Train, Eval int
 	Databases   []string
 	// Dropped counts dropped questions by reason (ErrGoldFails,
-	// ErrEmptyAnswer, ErrTooManyRows).
+	// ErrEmptyAnswer, ErrTooManyRows, ErrNullAnswer, ErrMissingDatabase).
 	Dropped map[string]int
+	// MissingDatabases are the databases the questions name that are not
+	// under database/ (their questions are dropped), sorted.
+	MissingDatabases []string
+	// DroppedFile lists every dropped question with its reason
+	// (OutDir/dropped.json; see DroppedQuestion).
+	DroppedFile string
 }
+
+// DroppedQuestion is one entry of an import's dropped.json.
+type DroppedQuestion struct {
+	Split    Split  `json:"split"`
+	File     string `json:"file"`
+	Index    int    `json:"index"` // position in File
+	DBID     string `json:"db_id"`
+	Question string `json:"question"`
+	Query    string `json:"query"`
+	Reason   string `json:"reason"`
+}
+
+// ErrMissingDatabase: the question's database is not in the Spider
+// directory's database/ folder.
+var ErrMissingDatabase = errors.New("database file missing")
 
 // ImportSpider curates Spider questions into the enriched format: it runs
 // every gold query (read-only, under the environment's limits), drops the
 // questions whose gold SQL fails, returns nothing or only NULL, or returns
-// more rows than an agent can see (MaxAnswerRows), and writes the rest with their gold
-// answers, types, tables and difficulties.
+// more rows than an agent can see (MaxAnswerRows), and those whose database
+// file is missing (with a warning in the report), and writes the rest with
+// their gold answers, types, tables and difficulties, and the dropped ones
+// with their reasons to dropped.json. Either split may be absent (Spider's
+// dev set alone imports as eval questions only); output order follows the
+// input files.
 func ImportSpider(ctx context.Context, opts ImportOptions) (ImportReport, error) {
 	rep := ImportReport{Dropped: map[string]int{}}
 	if opts.OutDir == "" {
@@ -51,14 +77,16 @@ func ImportSpider(ctx context.Context, opts ImportOptions) (ImportReport, error)
 	if st, err := os.Stat(dbDir); err != nil || !st.IsDir() {
 		return rep, fmt.Errorf("import spider: %s is not a Spider directory (no database/ folder)", opts.SpiderDir)
 	}
-	trainFiles := []string{"train_spider.json", "train_others.json"}
-	train, err := readSpiderFiles(opts.SpiderDir, trainFiles, true)
+	train, err := readSpiderFiles(opts.SpiderDir, []string{"train_spider.json", "train_others.json"})
 	if err != nil {
 		return rep, err
 	}
-	eval, err := readSpiderFiles(opts.SpiderDir, []string{"dev.json"}, true)
+	eval, err := readSpiderFiles(opts.SpiderDir, []string{"dev.json"})
 	if err != nil {
 		return rep, err
+	}
+	if len(train) == 0 && len(eval) == 0 {
+		return rep, fmt.Errorf("import spider: %s has no questions (train_spider.json, train_others.json or dev.json)", opts.SpiderDir)
 	}
 	want := map[string]bool{}
 	for _, id := range opts.DBIDs {
@@ -68,48 +96,65 @@ func ImportSpider(ctx context.Context, opts ImportOptions) (ImportReport, error)
 
 	cat := sqlitedb.NewCatalog(dbDir, sqlitedb.Limits{})
 	defer cat.Close()
-	used := map[string]bool{}
-	curate := func(raws []RawRecord, split Split) ([]QuestionRecord, error) {
+	used, missing := map[string]bool{}, map[string]bool{}
+	var dropped []DroppedQuestion
+	curate := func(raws []spiderRecord, split Split) []QuestionRecord {
 		var out []QuestionRecord
 		counters := map[string]int{}
 		for _, r := range raws {
-			if !keep(r) {
+			if !keep(r.RawRecord) || ctx.Err() != nil {
+				continue
+			}
+			drop := func(reason string) {
+				rep.Dropped[reason]++
+				dropped = append(dropped, DroppedQuestion{Split: split, File: r.file, Index: r.index, DBID: r.DBID,
+					Question: r.Question, Query: r.Query, Reason: reason})
+			}
+			if _, err := os.Stat(sqlitedb.Path(dbDir, r.DBID)); err != nil {
+				missing[r.DBID] = true
+				drop(ErrMissingDatabase.Error())
 				continue
 			}
 			db, err := cat.Get(r.DBID)
 			if err != nil {
-				return nil, fmt.Errorf("import spider: %w", err)
+				drop(fmt.Sprintf("%s: %v", ErrGoldFails, err))
+				continue
 			}
-			q, err := Enrich(ctx, db, r, split, counters[r.DBID])
+			q, err := Enrich(ctx, db, r.RawRecord, split, counters[r.DBID])
 			if err != nil {
-				for _, reason := range []error{ErrGoldFails, ErrEmptyAnswer, ErrTooManyRows, ErrNullAnswer} {
-					if errors.Is(err, reason) {
-						rep.Dropped[reason.Error()]++
+				reason := err.Error()
+				for _, known := range []error{ErrGoldFails, ErrEmptyAnswer, ErrTooManyRows, ErrNullAnswer} {
+					if errors.Is(err, known) {
+						reason = known.Error()
 					}
 				}
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
+				rep.Dropped[reason]++
+				dropped = append(dropped, DroppedQuestion{Split: split, File: r.file, Index: r.index, DBID: r.DBID,
+					Question: r.Question, Query: r.Query, Reason: err.Error()})
 				continue
 			}
 			counters[r.DBID]++
 			used[r.DBID] = true
 			out = append(out, q)
 		}
-		return out, nil
+		return out
 	}
-	trainQs, err := curate(train, Train)
-	if err != nil {
-		return rep, err
+	trainQs := curate(train, Train)
+	evalQs := curate(eval, Eval)
+	if ctx.Err() != nil {
+		return rep, ctx.Err()
 	}
-	evalQs, err := curate(eval, Eval)
-	if err != nil {
-		return rep, err
+	for id := range missing {
+		rep.MissingDatabases = append(rep.MissingDatabases, id)
 	}
+	sort.Strings(rep.MissingDatabases)
 	for id := range want {
 		if !used[id] {
 			return rep, fmt.Errorf("import spider: database %q has no usable question in %s", id, opts.SpiderDir)
 		}
+	}
+	if len(trainQs)+len(evalQs) == 0 {
+		return rep, fmt.Errorf("import spider: no usable question in %s (%d dropped)", opts.SpiderDir, len(dropped))
 	}
 	for id := range used {
 		rep.Databases = append(rep.Databases, id)
@@ -126,8 +171,30 @@ func ImportSpider(ctx context.Context, opts ImportOptions) (ImportReport, error)
 	if err := Save(filepath.Join(opts.OutDir, "questions_eval.json"), nonNil(evalQs)); err != nil {
 		return rep, err
 	}
+	rep.DroppedFile = filepath.Join(opts.OutDir, "dropped.json")
+	data, err := json.MarshalIndent(nonNilDropped(dropped), "", "  ")
+	if err != nil {
+		return rep, err
+	}
+	if err := os.WriteFile(rep.DroppedFile, append(data, '\n'), 0o644); err != nil {
+		return rep, fmt.Errorf("import spider: %w", err)
+	}
 	rep.Train, rep.Eval = len(trainQs), len(evalQs)
 	return rep, nil
+}
+
+func nonNilDropped(d []DroppedQuestion) []DroppedQuestion {
+	if d == nil {
+		return []DroppedQuestion{}
+	}
+	return d
+}
+
+// spiderRecord is a raw record with where it was read.
+type spiderRecord struct {
+	RawRecord
+	file  string
+	index int
 }
 
 func nonNil(qs []QuestionRecord) []QuestionRecord {
@@ -137,15 +204,15 @@ func nonNil(qs []QuestionRecord) []QuestionRecord {
 	return qs
 }
 
-// readSpiderFiles reads raw records from the named files of dir; the first
-// file must exist, later ones are optional.
-func readSpiderFiles(dir string, names []string, firstRequired bool) ([]RawRecord, error) {
-	var all []RawRecord
-	for i, name := range names {
+// readSpiderFiles reads raw records from those of the named files of dir
+// that exist.
+func readSpiderFiles(dir string, names []string) ([]spiderRecord, error) {
+	var all []spiderRecord
+	for _, name := range names {
 		path := filepath.Join(dir, name)
 		data, err := os.ReadFile(path)
 		if err != nil {
-			if errors.Is(err, os.ErrNotExist) && (i > 0 || !firstRequired) {
+			if errors.Is(err, os.ErrNotExist) {
 				continue
 			}
 			return nil, fmt.Errorf("import spider: read %s: %w", path, err)
@@ -157,7 +224,9 @@ func readSpiderFiles(dir string, names []string, firstRequired bool) ([]RawRecor
 		if slices.ContainsFunc(raws, func(r RawRecord) bool { return r.DBID == "" || r.Query == "" || r.Question == "" }) {
 			return nil, fmt.Errorf("import spider: %s has records without question, db_id or query", path)
 		}
-		all = append(all, raws...)
+		for i, r := range raws {
+			all = append(all, spiderRecord{RawRecord: r, file: name, index: i})
+		}
 	}
 	return all, nil
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
@@ -92,10 +94,28 @@ func runImport(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("imported %d train and %d eval questions over %d databases into %s\n", rep.Train, rep.Eval, len(rep.Databases), *out)
-	for reason, n := range rep.Dropped {
-		fmt.Printf("  dropped %d: %s\n", n, reason)
+	for _, id := range rep.MissingDatabases {
+		fmt.Fprintf(os.Stderr, "warning: database %s is missing from %s: its questions were skipped\n", id, filepath.Join(*spider, "database"))
 	}
-	fmt.Printf("use: -data %s\n", filepath.Clean(*out))
+	fmt.Printf("imported %d train and %d eval questions over %d databases into %s\n", rep.Train, rep.Eval, len(rep.Databases), *out)
+	reasons := make([]string, 0, len(rep.Dropped))
+	for reason := range rep.Dropped {
+		reasons = append(reasons, reason)
+	}
+	sort.Strings(reasons)
+	for _, reason := range reasons {
+		fmt.Printf("  dropped %d: %s\n", rep.Dropped[reason], reason)
+	}
+	if len(reasons) > 0 {
+		fmt.Printf("  (each dropped question and why: %s)\n", rep.DroppedFile)
+	}
+	split := ""
+	switch {
+	case rep.Train == 0:
+		split = " -split eval"
+	case rep.Eval == 0:
+		split = " -split train"
+	}
+	fmt.Printf("next: sqlenv validate -data %s\n      sqlenv eval -data %s%s\n", filepath.Clean(*out), filepath.Clean(*out), split)
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"io"
 	"os"
 	"path/filepath"
@@ -65,5 +66,61 @@ func TestCommands(t *testing.T) {
 	}
 	if _, err := capture(t, func() error { return runList(ctx, []string{"-questions", "/nonexistent/q.json", "-db-dir", "/tmp"}) }); err == nil || !strings.Contains(err.Error(), "/nonexistent/q.json does not exist") {
 		t.Fatalf("missing questions: %v", err)
+	}
+}
+
+// TestImportDevOnlyThenPrintedCommands: importing Spider's dev files alone
+// (one database missing) works, warns about the missing database, and the
+// commands it prints next run as printed.
+func TestImportDevOnlyThenPrintedCommands(t *testing.T) {
+	ctx := context.Background()
+	spider := t.TempDir()
+	path := filepath.Join(spider, "database", "music", "music.sqlite")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{`CREATE TABLE song (id INTEGER PRIMARY KEY, title TEXT, plays INTEGER)`,
+		`INSERT INTO song VALUES (1, 'Blue', 10), (2, 'Red', 30), (3, 'Gold', 20)`} {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	dev := `[{"question": "How many songs?", "db_id": "music", "query": "SELECT count(*) FROM song"},
+	 {"question": "Most played song?", "db_id": "music", "query": "SELECT title FROM song ORDER BY plays DESC LIMIT 1"},
+	 {"question": "How many animals?", "db_id": "zoo", "query": "SELECT count(*) FROM animal"}]`
+	if err := os.WriteFile(filepath.Join(spider, "dev.json"), []byte(dev), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "imported")
+	printed, err := capture(t, func() error { return runImport(ctx, []string{"-spider", spider, "-out", out}) })
+	if err != nil {
+		t.Fatalf("import: %v\n%s", err, printed)
+	}
+	if !strings.Contains(printed, "imported 0 train and 2 eval questions over 1 databases") || !strings.Contains(printed, "dropped 1: database file missing") {
+		t.Fatalf("import printed:\n%s", printed)
+	}
+	var ran int
+	for _, line := range strings.Split(printed, "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "next:"))
+		fields := strings.Fields(line)
+		if len(fields) < 2 || fields[0] != "sqlenv" {
+			continue
+		}
+		cmd := map[string]func(context.Context, []string) error{"validate": runValidate, "eval": runEval, "list": runList}[fields[1]]
+		if cmd == nil {
+			t.Fatalf("printed an unknown command: %s", line)
+		}
+		if res, err := capture(t, func() error { return cmd(ctx, fields[2:]) }); err != nil {
+			t.Errorf("%s: %v\n%s", line, err, res)
+		}
+		ran++
+	}
+	if ran != 2 {
+		t.Errorf("ran %d printed commands, want 2:\n%s", ran, printed)
 	}
 }

@@ -3,6 +3,7 @@ package bundled
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
 )
@@ -33,13 +34,18 @@ func (src Source) Load(ctx context.Context) ([]dataset.QuestionRecord, string, e
 			return nil, "", err
 		}
 	}
+	// One split may be empty (an import of Spider's dev set alone has no
+	// training questions), not both.
 	var qs []dataset.QuestionRecord
 	for _, f := range []string{paths.TrainQuestions, paths.EvalQuestions} {
-		part, err := dataset.Load(ctx, f, dataset.LoadOptions{DBDir: paths.DBDir})
+		part, err := dataset.Load(ctx, f, dataset.LoadOptions{DBDir: paths.DBDir, AllowEmpty: true})
 		if err != nil {
 			return nil, "", err
 		}
 		qs = append(qs, part...)
+	}
+	if len(qs) == 0 {
+		return nil, "", fmt.Errorf("data directory %s has no questions: %s and %s are both empty", paths.Root, paths.TrainQuestions, paths.EvalQuestions)
 	}
 	return qs, paths.DBDir, nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 	"sync"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv/answer"
@@ -70,6 +72,7 @@ type episode struct {
 	gold      *goldEntry
 	steps     int
 	described []string
+	schema    string // renderSchema of db and described ("" until first needed)
 	history   []string
 	done      bool
 	rewards   *rewardTracker
@@ -237,7 +240,7 @@ func validAction(t ActionType) bool {
 func (e *Environment) explore(ctx context.Context, ep *episode, kind ActionType, arg string) (result, errText string, reward float64, err error) {
 	progress := -1.0
 	// Novelty is judged on the text with case and spacing normalised.
-	key := string(kind) + "\x00" + strings.ToLower(strings.Join(strings.Fields(arg), " "))
+	key := noveltyKey(kind, arg)
 	switch kind {
 	case Describe, Sample:
 		t, ok := ep.db.Table(strings.Trim(arg, "\"`[]';"))
@@ -250,6 +253,7 @@ func (e *Environment) explore(ctx context.Context, ep *episode, kind ActionType,
 			result = renderDescribe(t)
 			if !containsFold(ep.described, t.Name) {
 				ep.described = append(ep.described, t.Name)
+				ep.schema = ""
 			}
 			break
 		}
@@ -275,6 +279,35 @@ func (e *Environment) explore(ctx context.Context, ep *episode, kind ActionType,
 		progress = ep.gold.profile.progress(res.Rows, e.reward)
 	}
 	return result, errText, ep.rewards.explore(key, errText == "", progress), nil
+}
+
+// noveltyKey is kind, a NUL and arg lower-cased with its runs of white
+// space collapsed to one space and trimmed, built in one pass.
+func noveltyKey(kind ActionType, arg string) string {
+	var b strings.Builder
+	b.Grow(len(kind) + 1 + len(arg))
+	b.WriteString(string(kind))
+	b.WriteByte(0)
+	space := false
+	for _, r := range arg {
+		if unicode.IsSpace(r) {
+			space = b.Len() > len(kind)+1
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		if r < utf8.RuneSelf {
+			if 'A' <= r && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+			b.WriteByte(byte(r))
+		} else {
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
 }
 
 // queryError words a query error for the agent.
@@ -329,7 +362,7 @@ func (e *Environment) observe(result, errText string, reward float64) Observatio
 	}
 	return Observation{
 		Question:        ep.q.QuestionText,
-		SchemaInfo:      renderSchema(ep.db, ep.described),
+		SchemaInfo:      ep.schemaInfo(),
 		Result:          result,
 		Error:           errText,
 		StepCount:       ep.steps,
@@ -339,6 +372,15 @@ func (e *Environment) observe(result, errText string, reward float64) Observatio
 		Reward:          reward,
 		Metadata:        meta,
 	}
+}
+
+// schemaInfo is the schema text of the observation, rendered again only
+// after a DESCRIBE added a table.
+func (ep *episode) schemaInfo() string {
+	if ep.schema == "" {
+		ep.schema = renderSchema(ep.db, ep.described)
+	}
+	return ep.schema
 }
 
 // State returns the running episode's identity and step count.

@@ -458,3 +458,14 @@ func TestOracleSolvesEveryBundledQuestion(t *testing.T) {
 		t.Logf("%s: random %s", file, random)
 	}
 }
+
+// TestNoveltyKey: the novelty key is the lower-cased argument with white
+// space collapsed, as strings.Fields + ToLower would give.
+func TestNoveltyKey(t *testing.T) {
+	for _, arg := range []string{"", "  ", "SELECT  count(*)\n FROM\tSinger ", "ÉTÉ  Straße", " a", "a ", "x\u00a0y"} {
+		want := string(Query) + "\x00" + strings.ToLower(strings.Join(strings.Fields(arg), " "))
+		if got := noveltyKey(Query, arg); got != want {
+			t.Errorf("noveltyKey(%q) = %q, want %q", arg, got, want)
+		}
+	}
+}

@@ -55,24 +55,28 @@ func (g *goldProfile) progress(rows [][]any, cfg RewardConfig) float64 {
 	default:
 		card = 1 - math.Abs(float64(p-g.rows))/float64(max(p, g.rows))
 	}
-	values := map[string]struct{}{}
+	// The distinct values of the result: sorted keys, no map to build.
+	var keyBuf [64]string
+	keys := keyBuf[:0]
 	var numbers []float64
 	for _, r := range rows {
 		for _, v := range r {
-			values[valueKey(v)] = struct{}{}
+			keys = append(keys, valueKey(v))
 			if f, ok := numericValue(v); ok {
 				numbers = append(numbers, f)
 			}
 		}
 	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
 	inter := 0
-	for k := range values {
+	for _, k := range keys {
 		if _, ok := g.values[k]; ok {
 			inter++
 		}
 	}
 	var overlap float64
-	if union := len(values) + len(g.values) - inter; union > 0 {
+	if union := len(keys) + len(g.values) - inter; union > 0 {
 		overlap = float64(inter) / float64(union)
 	} else {
 		overlap = 1

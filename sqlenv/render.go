@@ -2,6 +2,7 @@ package sqlenv
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -22,8 +23,10 @@ func renderRows(cols []string, rows [][]any, total int, truncated bool, maxRows,
 	}
 	b.WriteByte('\n')
 	shown := min(len(rows), maxRows)
+	var num [20]byte
 	for i, r := range rows[:shown] {
-		fmt.Fprintf(&b, "%d. ", i+1)
+		b.Write(strconv.AppendInt(num[:0], int64(i+1), 10))
+		b.WriteString(". ")
 		for j, v := range r {
 			if j > 0 {
 				b.WriteString(" | ")

@@ -154,6 +154,62 @@ type guardedConn struct {
 	*sqlite3.SQLiteConn
 	auth   *authorizer
 	limits Limits
+	clock  deadline
+}
+
+// deadline interrupts a connection's queries at a timeout without a new
+// context and timer per query: the connection keeps one cancellable
+// context, which its one timer cancels when armed past the timeout (the
+// driver interrupts SQLite when its context is cancelled). The context is
+// replaced only after it was cancelled.
+type deadline struct {
+	mu       sync.Mutex
+	ctx      context.Context
+	cancel   context.CancelFunc
+	timer    *time.Timer
+	armed    bool
+	timedOut bool
+}
+
+// arm returns the context a query runs under: cancelled after timeout, or
+// when parent is. disarm must be called when the query is over; it reports
+// whether the timeout fired.
+func (d *deadline) arm(parent context.Context, timeout time.Duration) (ctx context.Context, disarm func() (timedOut bool)) {
+	d.mu.Lock()
+	if d.ctx == nil || d.ctx.Err() != nil {
+		d.ctx, d.cancel = context.WithCancel(context.Background())
+	}
+	ctx, d.armed, d.timedOut = d.ctx, true, false
+	cancel := d.cancel
+	if d.timer == nil {
+		d.timer = time.AfterFunc(timeout, d.fire)
+	} else {
+		d.timer.Reset(timeout)
+	}
+	d.mu.Unlock()
+	stopParent := func() bool { return false }
+	if parent.Done() != nil {
+		stopParent = context.AfterFunc(parent, cancel)
+	}
+	return ctx, func() bool {
+		d.timer.Stop()
+		stopParent()
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.armed = false
+		return d.timedOut
+	}
+}
+
+// fire cancels the armed query's context (a late fire, after disarm, does
+// nothing).
+func (d *deadline) fire() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.armed {
+		d.timedOut = true
+		d.cancel()
+	}
 }
 
 // connector opens guarded connections: limits set and authorizer installed
@@ -427,14 +483,14 @@ func (d *DB) Query(ctx context.Context, sqlText string) (*Result, error) {
 	if err := checkStatementText(sqlText); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, d.limits.Timeout)
-	defer cancel()
-	res, err := d.run(ctx, sqlText, true)
-	if err != nil && (errors.Is(err, context.DeadlineExceeded) || isInterrupt(err)) && ctx.Err() != nil {
-		if errors.Is(ctx.Err(), context.Canceled) {
+	res, timedOut, err := d.run(ctx, sqlText, true, d.limits.Timeout)
+	if err != nil && (errors.Is(err, context.Canceled) || isInterrupt(err)) {
+		switch {
+		case timedOut:
+			return nil, fmt.Errorf("%w after %v: simplify the query or add a LIMIT", ErrTimeout, d.limits.Timeout)
+		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("%w after %v: simplify the query or add a LIMIT", ErrTimeout, d.limits.Timeout)
 	}
 	var se sqlite3.Error
 	if errors.As(err, &se) {
@@ -454,26 +510,32 @@ func isInterrupt(err error) bool {
 }
 
 // run prepares only the first statement of sqlText on a pooled connection,
-// checks it, and reads its rows within the limits.
-func (d *DB) run(ctx context.Context, sqlText string, guarded bool) (*Result, error) {
+// checks it, and reads its rows within the limits; a timeout > 0
+// interrupts it then (timedOut reports it).
+func (d *DB) run(ctx context.Context, sqlText string, guarded bool, timeout time.Duration) (res *Result, timedOut bool, err error) {
 	conn, err := d.db.Conn(ctx)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer conn.Close()
-	var res *Result
 	err = conn.Raw(func(dc any) error {
 		gc := dc.(*guardedConn)
 		gc.auth.take()
+		qctx := ctx
+		if timeout > 0 {
+			var disarm func() bool
+			qctx, disarm = gc.clock.arm(ctx, timeout)
+			defer func() { timedOut = disarm() }()
+		}
 		var err error
-		res, err = runStatement(ctx, gc, sqlText, guarded)
+		res, err = runStatement(qctx, gc, sqlText, guarded)
 		if reason := gc.auth.take(); err != nil && reason != "" {
 			// SQLite says only "not authorized"; say what was refused.
 			return &RejectedError{Reason: reason}
 		}
 		return err
 	})
-	return res, err
+	return res, timedOut, err
 }
 
 func runStatement(ctx context.Context, gc *guardedConn, sqlText string, guarded bool) (*Result, error) {

@@ -302,3 +302,38 @@ func TestDeclaredDateAndBooleanColumnsKeepSQLiteValues(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeoutThenReuse: a query past the timeout is interrupted with
+// ErrTimeout; the connections stay usable (the next queries, fast ones, are
+// not hit by a stale timer); a query cancelled by its caller reports the
+// caller's cancellation, not a timeout.
+func TestTimeoutThenReuse(t *testing.T) {
+	d, _ := openTest(t, Limits{Timeout: 50 * time.Millisecond})
+	ctx := context.Background()
+	endless := "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM n) SELECT max(x) FROM n"
+	for i := 0; i < 3; i++ {
+		start := time.Now()
+		if _, err := d.Query(ctx, endless); !errors.Is(err, ErrTimeout) {
+			t.Fatalf("round %d: endless query: %v", i, err)
+		}
+		if took := time.Since(start); took > time.Second {
+			t.Fatalf("round %d: the timeout took %v", i, took)
+		}
+		for j := 0; j < 20; j++ {
+			res, err := d.Query(ctx, "SELECT count(*) FROM customer")
+			if err != nil || res.Rows[0][0] != int64(30) {
+				t.Fatalf("round %d: query after a timeout: %v %v", i, res, err)
+			}
+		}
+		time.Sleep(60 * time.Millisecond) // past a stale timer, if one were left armed
+		if _, err := d.Query(ctx, "SELECT 1"); err != nil {
+			t.Fatalf("round %d: query after the timeout's period: %v", i, err)
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(10*time.Millisecond, cancel)
+	d2, _ := openTest(t, Limits{Timeout: 5 * time.Second})
+	if _, err := d2.Query(cctx, endless); !errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeout) {
+		t.Fatalf("cancelled by the caller: %v", err)
+	}
+}

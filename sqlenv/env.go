@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
-	"sync"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv/answer"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"

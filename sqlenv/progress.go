@@ -131,7 +131,8 @@ func numericValue(v any) (float64, bool) {
 }
 
 // valueKey is a value's canonical form for overlap: numbers by value (so 3
-// and 3.0 agree), text folded.
+// and 3.0 agree), text folded (without a copy when it is already trimmed
+// and lower-case ASCII).
 func valueKey(v any) string {
 	switch x := v.(type) {
 	case nil:
@@ -144,9 +145,29 @@ func valueKey(v any) string {
 		}
 		return "#" + strconv.FormatFloat(x, 'g', 10, 64)
 	case []byte:
-		return strings.ToLower(strings.TrimSpace(string(x)))
+		return foldKey(string(x))
 	case string:
-		return strings.ToLower(strings.TrimSpace(x))
+		return foldKey(x)
 	}
 	return "?"
+}
+
+// foldKey trims and lower-cases s, returning s itself when nothing changes.
+func foldKey(s string) string {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8RuneSelf || ('A' <= c && c <= 'Z') {
+			return strings.ToLower(strings.TrimSpace(s))
+		}
+	}
+	if len(s) > 0 && (isASCIISpace(s[0]) || isASCIISpace(s[len(s)-1])) {
+		return strings.TrimSpace(s)
+	}
+	return s
+}
+
+const utf8RuneSelf = 0x80
+
+func isASCIISpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }

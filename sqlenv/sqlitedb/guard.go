@@ -92,7 +92,7 @@ func scanStatements(s string) []statement {
 					j++
 				}
 				if j > i {
-					cur.keyword = strings.ToUpper(s[i:j])
+					cur.keyword = upperKeyword(s[i:j])
 					i = j
 					continue
 				}
@@ -102,6 +102,17 @@ func scanStatements(s string) []statement {
 	}
 	flush(len(s))
 	return out
+}
+
+// upperKeyword upper-cases a statement's first word, without a copy for
+// the common SELECT and WITH however they are written.
+func upperKeyword(w string) string {
+	for _, k := range []string{"SELECT", "WITH"} {
+		if strings.EqualFold(w, k) {
+			return k
+		}
+	}
+	return strings.ToUpper(w)
 }
 
 func isWordByte(c byte) bool {

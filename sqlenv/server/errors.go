@@ -44,6 +44,12 @@ const (
 	CodeTimeout Code = "TIMEOUT"
 	// CodeShuttingDown: the server is shutting down and opens no sessions.
 	CodeShuttingDown Code = "SHUTTING_DOWN"
+	// CodeUnauthorized: the server has an AuthToken and the request did not
+	// carry it ("Authorization: Bearer <token>").
+	CodeUnauthorized Code = "UNAUTHORIZED"
+	// CodeForbidden: a state-changing request from a browser page of an
+	// origin the server does not allow.
+	CodeForbidden Code = "FORBIDDEN"
 )
 
 // statusOf is the one table from error codes to HTTP statuses.
@@ -59,6 +65,8 @@ var statusOf = map[Code]int{
 	CodeMediaType:    http.StatusUnsupportedMediaType,
 	CodeTimeout:      http.StatusGatewayTimeout,
 	CodeShuttingDown: http.StatusServiceUnavailable,
+	CodeUnauthorized: http.StatusUnauthorized,
+	CodeForbidden:    http.StatusForbidden,
 }
 
 // HTTPStatus returns the HTTP status of an error code (500 for codes it
@@ -98,8 +106,13 @@ func (e *Error) Unwrap() error {
 }
 
 func errorf(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: code, Message: truncate(fmt.Sprintf(format, args...), maxMessageLen)}
 }
+
+// maxMessageLen caps an error message: it may quote the offending value,
+// which can be as large as a request (a 900 KB question_id once gave a
+// 1.8 MB response).
+const maxMessageLen = 500
 
 // errorJSON is the error object of both transports: the "data" of a
 // WebSocket error message, and an HTTP error body, where "detail" repeats

@@ -1,14 +1,18 @@
 package server
 
 import (
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
+	"path"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // SessionHeader carries the id of a stateful HTTP session: set on /reset's
@@ -35,7 +39,60 @@ func (s *Server) routes() http.Handler {
 		s.metrics.write(w, s.reg.counts())
 	})
 	mux.HandleFunc("GET /ws", s.handleWS)
-	return s.logRequests(mux)
+	return s.logRequests(s.guard(mux))
+}
+
+// guard enforces the AuthToken on every request but GET /health, and the
+// allowed origins on state-changing requests from browser pages (a
+// cross-site form or fetch carries an Origin header; programs send none).
+func (s *Server) guard(next http.Handler) http.Handler {
+	want := []byte("Bearer " + s.cfg.AuthToken)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.AuthToken != "" && !(r.Method == http.MethodGet && r.URL.Path == "/health") {
+			got := []byte(r.Header.Get("Authorization"))
+			if subtle.ConstantTimeCompare(got, want) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="sqlenv"`)
+				s.writeError(w, r, errorf(CodeUnauthorized, "missing or wrong bearer token: send the header \"Authorization: Bearer <token>\""))
+				return
+			}
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
+			if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin, r.Host) {
+				s.writeError(w, r, errorf(CodeForbidden, "requests from pages of origin %q are not allowed (see --allow-origins)", truncate(origin, 200)))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// originAllowed reports whether a browser page of origin may change state:
+// it is the server's own host, or its host matches an allowed pattern.
+func (s *Server) originAllowed(origin, host string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	if strings.EqualFold(u.Host, host) {
+		return true
+	}
+	for _, p := range s.cfg.WebSocketOriginPatterns {
+		if ok, err := path.Match(strings.ToLower(p), strings.ToLower(u.Host)); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// truncate cuts s to at most n bytes (at a character boundary) for messages.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // statusRecorder remembers the status a handler wrote.

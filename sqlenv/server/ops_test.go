@@ -104,33 +104,53 @@ func TestCapacity(t *testing.T) {
 
 // TestHTTPSessionEviction: at capacity, a new HTTP session takes the slot of
 // the least recently used idle HTTP session, never a WebSocket's.
+// TestHTTPSessionEviction: at capacity, a new session gets CAPACITY_REACHED
+// while every HTTP session has been used within EvictAfter — another
+// client's resets never take a session in the middle of an episode — and
+// once sessions have been idle that long, the least recently used one is
+// evicted to make room; a WebSocket session is never evicted.
 func TestHTTPSessionEviction(t *testing.T) {
-	s, hs := testServer(t, Config{MaxSessions: 3})
+	const evictAfter = 300 * time.Millisecond
+	s, hs := testServer(t, Config{MaxSessions: 3, EvictAfter: evictAfter})
 	ws, err := Dial(ctx, hs.URL, testClientOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	reset := func() string {
+	reset := func(want int) string {
 		status, hdr, body := request(t, "POST", hs.URL+"/reset", nil, `{}`)
-		if status != 200 {
-			t.Fatalf("reset: %d %s", status, body)
+		if status != want {
+			t.Fatalf("reset: %d %s, want %d", status, body, want)
 		}
 		return hdr.Get(SessionHeader)
 	}
-	first := reset()
-	time.Sleep(2 * time.Millisecond)
-	second := reset()
-	time.Sleep(2 * time.Millisecond)
-	// Using the first makes the second the least recently used.
-	if status, _, body := request(t, "GET", hs.URL+"/state", map[string]string{SessionHeader: first}, ""); status != 200 {
-		t.Fatalf("state: %d %s", status, body)
+	state := func(id string) int {
+		status, _, _ := request(t, "GET", hs.URL+"/state", map[string]string{SessionHeader: id}, "")
+		return status
 	}
-	time.Sleep(2 * time.Millisecond)
-	third := reset()
-	for id, want := range map[string]int{first: 200, second: 404, third: 200} {
-		if status, _, body := request(t, "GET", hs.URL+"/state", map[string]string{SessionHeader: id}, ""); status != want {
-			t.Errorf("session %s: %d %s, want %d", id, status, body, want)
+	victim := reset(200)
+	other := reset(200)
+	// The victim takes a step; another client then resets again and again.
+	if status, _, body := request(t, "POST", hs.URL+"/step", map[string]string{SessionHeader: victim},
+		`{"action": {"action_type": "DESCRIBE", "argument": "customer"}}`); status != 200 {
+		t.Fatalf("step: %d %s", status, body)
+	}
+	for i := 0; i < 20; i++ {
+		reset(503)
+	}
+	if got := state(victim); got != 200 {
+		t.Fatalf("the victim's session answers %d after another client's resets at capacity", got)
+	}
+	// Idle past EvictAfter, the least recently used session makes room.
+	time.Sleep(evictAfter / 2)
+	if state(victim) != 200 { // the victim is active again; other is not
+		t.Fatal("victim lost")
+	}
+	time.Sleep(evictAfter/2 + 50*time.Millisecond)
+	third := reset(200)
+	for id, want := range map[string]int{victim: 200, other: 404, third: 200} {
+		if got := state(id); got != want {
+			t.Errorf("session %s: %d, want %d", id, got, want)
 		}
 	}
 	if _, err := ws.Reset(ctx, sqlenv.ResetOptions{}); err != nil {

@@ -30,9 +30,19 @@ type Config struct {
 
 	// MaxSessions caps the open sessions, WebSocket and stateful HTTP
 	// together (default 512). Beyond it a WebSocket upgrade or a new HTTP
-	// session gets CAPACITY_REACHED (HTTP 503), except that an idle HTTP
-	// session is evicted, least recently used first, to make room.
+	// session gets CAPACITY_REACHED (HTTP 503), except that an HTTP session
+	// idle for EvictAfter or longer is evicted, least recently used first,
+	// to make room: a session in the middle of an episode is never taken
+	// from its client by another.
 	MaxSessions int
+	// EvictAfter is the idle time after which an HTTP session may be
+	// evicted to make room at capacity (default 1 minute; it should be
+	// longer than an agent takes to think between two steps).
+	EvictAfter time.Duration
+	// AuthToken, when set, must come with every request as "Authorization:
+	// Bearer <token>" (HTTP and the WebSocket handshake; GET /health is
+	// exempt, for health checks): 401 UNAUTHORIZED otherwise.
+	AuthToken string
 	// IdleTimeout closes sessions without a request for that long (default
 	// 5 minutes; negative: never).
 	IdleTimeout time.Duration
@@ -49,7 +59,9 @@ type Config struct {
 	// ShutdownTimeout bounds Serve's graceful shutdown (default 30 s).
 	ShutdownTimeout time.Duration
 	// WebSocketOriginPatterns lists the origins (besides the server's own
-	// host) whose browser pages may open /ws; see websocket.AcceptOptions.
+	// host) whose browser pages may open /ws or send state-changing HTTP
+	// requests (POST, DELETE: 403 FORBIDDEN for other origins); patterns
+	// match the origin's host as in websocket.AcceptOptions.
 	WebSocketOriginPatterns []string
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
@@ -59,6 +71,7 @@ type Config struct {
 const (
 	DefaultMaxSessions     = 512
 	DefaultIdleTimeout     = 5 * time.Minute
+	DefaultEvictAfter      = time.Minute
 	DefaultMaxBodyBytes    = 1 << 20
 	DefaultMaxMessageBytes = 1 << 20
 	DefaultStepTimeout     = 30 * time.Second
@@ -96,11 +109,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.NewEnv == nil && cfg.Env.Databases == nil && cfg.Env.DBDir == "" {
 		return nil, errors.New("sqlenv server: no databases: set Config.Env.Databases or Config.Env.DBDir")
 	}
-	if cfg.MaxSessions < 0 || cfg.MaxBodyBytes < 0 || cfg.MaxMessageBytes < 0 || cfg.StepTimeout < 0 || cfg.ShutdownTimeout < 0 {
+	if cfg.MaxSessions < 0 || cfg.EvictAfter < 0 || cfg.MaxBodyBytes < 0 || cfg.MaxMessageBytes < 0 || cfg.StepTimeout < 0 || cfg.ShutdownTimeout < 0 {
 		return nil, errors.New("sqlenv server: negative limit in Config")
 	}
 	setDefault(&cfg.MaxSessions, DefaultMaxSessions)
 	setDefault(&cfg.IdleTimeout, DefaultIdleTimeout)
+	setDefault(&cfg.EvictAfter, DefaultEvictAfter)
 	setDefault(&cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	setDefault(&cfg.MaxMessageBytes, DefaultMaxMessageBytes)
 	setDefault(&cfg.StepTimeout, DefaultStepTimeout)
@@ -108,7 +122,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, reg: newRegistry(cfg.MaxSessions), metrics: newMetrics(), stop: make(chan struct{})}
+	s := &Server{cfg: cfg, log: cfg.Logger, reg: newRegistry(cfg.MaxSessions, cfg.EvictAfter), metrics: newMetrics(), stop: make(chan struct{})}
 	if len(cfg.Env.Questions) > 0 {
 		s.questionIDs = make(map[string]bool, len(cfg.Env.Questions))
 		for _, q := range cfg.Env.Questions {

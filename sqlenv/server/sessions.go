@@ -42,18 +42,23 @@ type registry struct {
 	sessions map[string]*session
 	reserved int // slots taken by sessions whose environment is being made
 	max      int
-	closing  bool
+	// evictAfter is the idle time after which an HTTP session may be
+	// evicted at capacity.
+	evictAfter time.Duration
+	closing    bool
 }
 
-func newRegistry(max int) *registry {
-	return &registry{sessions: map[string]*session{}, max: max}
+func newRegistry(max int, evictAfter time.Duration) *registry {
+	return &registry{sessions: map[string]*session{}, max: max, evictAfter: evictAfter}
 }
 
 // reserve takes a slot for a new session. At capacity it evicts the least
-// recently used HTTP session that no request holds (returned, removed from
-// the registry, for the caller to close): HTTP sessions are leases that
-// OpenEnv's stateless clients never release, so they must not lock
-// WebSocket users out. With no such session it fails with CAPACITY_REACHED.
+// recently used HTTP session that no request holds and that has been idle
+// for evictAfter (returned, removed from the registry, for the caller to
+// close): HTTP sessions are leases that OpenEnv's stateless clients never
+// release, so abandoned ones must not lock others out, but a session whose
+// client is between two steps is never taken. With no such session it
+// fails with CAPACITY_REACHED.
 func (r *registry) reserve() (evicted *session, e *Error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -61,8 +66,9 @@ func (r *registry) reserve() (evicted *session, e *Error) {
 		return nil, errorf(CodeShuttingDown, "the server is shutting down")
 	}
 	if len(r.sessions)+r.reserved >= r.max {
+		idleSince := time.Now().Add(-r.evictAfter).UnixNano()
 		for _, s := range r.sessions {
-			if s.transport == transportHTTP && s.inUse == 0 &&
+			if s.transport == transportHTTP && s.inUse == 0 && s.lastUsed.Load() <= idleSince &&
 				(evicted == nil || s.lastUsed.Load() < evicted.lastUsed.Load()) {
 				evicted = s
 			}

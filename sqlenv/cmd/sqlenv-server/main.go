@@ -52,6 +52,8 @@ type options struct {
 	stepBudget             int
 	seed                   uint64
 	maxSessions            int
+	evictAfter             time.Duration
+	authToken              string
 	idleTimeout            time.Duration
 	stepTimeout            time.Duration
 	shutdownTimeout        time.Duration
@@ -69,7 +71,8 @@ func flagSet(o *options, stderr io.Writer) (*flag.FlagSet, map[string]string) {
 		env[name] = variable
 		return " (env " + variable + ")"
 	}
-	fs.StringVar(&o.addr, "addr", ":8000", "address to listen on"+def("addr", "SQLENV_ADDR"))
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8000", "address to listen on (this machine only by default; :8000 or 0.0.0.0:8000 exposes it: set an auth token then)"+def("addr", "SQLENV_ADDR"))
+	fs.StringVar(&o.authToken, "auth-token", "", "bearer token every request must carry (Authorization: Bearer <token>; prefer the environment variable, which ps does not show)"+def("auth-token", "SQLENV_AUTH_TOKEN"))
 	fs.StringVar(&o.data, "data", "", "data directory with databases/, questions_train.json and questions_eval.json (default: the bundled dataset)"+def("data", "SQLENV_DATA"))
 	fs.StringVar(&o.questions, "questions", "", "a questions file (enriched records or raw Spider records); overrides --data"+def("questions", "SQLENV_QUESTIONS"))
 	fs.StringVar(&o.dbDir, "db-dir", "", "database directory for --questions (<db-dir>/<db_id>/<db_id>.sqlite)"+def("db-dir", "SQLENV_DB_DIR"))
@@ -78,6 +81,7 @@ func flagSet(o *options, stderr io.Writer) (*flag.FlagSet, map[string]string) {
 	fs.IntVar(&o.stepBudget, "step-budget", sqlenv.DefaultStepBudget, "steps an episode may take"+def("step-budget", "SQLENV_STEP_BUDGET"))
 	fs.Uint64Var(&o.seed, "seed", 0, "base seed of the sessions' question draws"+def("seed", "SQLENV_SEED"))
 	fs.IntVar(&o.maxSessions, "max-sessions", server.DefaultMaxSessions, "maximum concurrent sessions (WebSocket and HTTP)"+def("max-sessions", "SQLENV_MAX_SESSIONS"))
+	fs.DurationVar(&o.evictAfter, "evict-after", server.DefaultEvictAfter, "idle time after which an HTTP session may be evicted to make room at capacity"+def("evict-after", "SQLENV_EVICT_AFTER"))
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close sessions idle this long (negative: never)"+def("idle-timeout", "SQLENV_IDLE_TIMEOUT"))
 	fs.DurationVar(&o.stepTimeout, "step-timeout", server.DefaultStepTimeout, "time limit of a reset or step, and cap on timeout_s"+def("step-timeout", "SQLENV_STEP_TIMEOUT"))
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "time given to in-flight steps at shutdown"+def("shutdown-timeout", "SQLENV_SHUTDOWN_TIMEOUT"))
@@ -146,6 +150,13 @@ func loadQuestions(ctx context.Context, o options) ([]dataset.QuestionRecord, st
 	return qs, dbDir, nil
 }
 
+// isLoopback reports whether addr is a loopback address (not a wildcard
+// or a public one).
+func isLoopback(addr net.Addr) bool {
+	ta, ok := addr.(*net.TCPAddr)
+	return ok && ta.IP.IsLoopback()
+}
+
 func list(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
@@ -175,6 +186,8 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 	srv, err := server.New(server.Config{
 		Env:                     sqlenv.Config{Questions: qs, Databases: dbs, StepBudget: o.stepBudget, Seed: o.seed},
 		MaxSessions:             o.maxSessions,
+		EvictAfter:              o.evictAfter,
+		AuthToken:               o.authToken,
 		IdleTimeout:             o.idleTimeout,
 		MaxBodyBytes:            o.maxBody,
 		MaxMessageBytes:         o.maxMessage,
@@ -192,7 +205,12 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 		return err
 	}
 	log.Info("serving", "addr", l.Addr().String(), "questions", len(qs), "db_dir", dbDir,
-		"step_budget", o.stepBudget, "max_sessions", o.maxSessions, "idle_timeout", o.idleTimeout)
+		"step_budget", o.stepBudget, "max_sessions", o.maxSessions, "idle_timeout", o.idleTimeout,
+		"auth", o.authToken != "")
+	if o.authToken == "" && !isLoopback(l.Addr()) {
+		log.Warn("listening beyond this machine without authentication: anyone who can reach "+l.Addr().String()+
+			" can open sessions; set SQLENV_AUTH_TOKEN (or --auth-token)", "addr", l.Addr().String())
+	}
 	if ready != nil {
 		ready(l.Addr())
 	}

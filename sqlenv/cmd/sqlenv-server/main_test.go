@@ -126,3 +126,41 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestSafeDefaults: the server listens on this machine only unless told
+// otherwise; a token comes from the environment; listening beyond
+// loopback without one is warned about, with one it is not.
+func TestSafeDefaults(t *testing.T) {
+	var stderr bytes.Buffer
+	o, err := parse(nil, env(map[string]string{"SQLENV_AUTH_TOKEN": "tok"}), &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _, _ := net.SplitHostPort(o.addr)
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() || o.authToken != "tok" || o.evictAfter != server.DefaultEvictAfter {
+		t.Errorf("defaults %+v: want a loopback address, the environment's token, the default eviction delay", o)
+	}
+	for _, c := range []struct {
+		token string
+		warn  bool
+	}{{"", true}, {"tok", false}} {
+		ctx, stop := context.WithCancel(context.Background())
+		var logs syncBuffer
+		done := make(chan error, 1)
+		ready := make(chan struct{})
+		go func() {
+			done <- run(ctx, []string{"--split", "eval"}, env(map[string]string{"SQLENV_ADDR": "0.0.0.0:0", "SQLENV_AUTH_TOKEN": c.token}),
+				&logs, func(net.Addr) { close(ready) })
+		}()
+		select {
+		case <-ready:
+		case err := <-done:
+			t.Fatal(err)
+		}
+		stop()
+		<-done
+		if got := strings.Contains(logs.String(), "without authentication"); got != c.warn {
+			t.Errorf("token %q: warning %v, want %v:\n%s", c.token, got, c.warn, logs.String())
+		}
+	}
+}

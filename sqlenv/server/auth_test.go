@@ -1,0 +1,94 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/gosqlenv/gosqlenv/sqlenv"
+)
+
+// TestAuthToken: with an AuthToken every request but GET /health needs
+// "Authorization: Bearer <token>", over HTTP and for the WebSocket
+// handshake; the right token works everywhere.
+func TestAuthToken(t *testing.T) {
+	const token = "s3cret-token"
+	_, hs := testServer(t, Config{AuthToken: token})
+	good := map[string]string{"Authorization": "Bearer " + token}
+	if status, _, body := request(t, "GET", hs.URL+"/health", nil, ""); status != 200 {
+		t.Fatalf("health without a token: %d %s", status, body)
+	}
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/reset", `{}`}, {"GET", "/metadata", ""}, {"GET", "/schema", ""}, {"GET", "/metrics", ""},
+		{"GET", "/state", ""}, {"POST", "/step", `{"action": {"action_type": "QUERY", "argument": "SELECT 1"}}`},
+	} {
+		for _, h := range []map[string]string{nil, {"Authorization": "Bearer wrong"}, {"Authorization": token}} {
+			status, hdr, body := request(t, c.method, hs.URL+c.path, h, c.body)
+			if code, _ := errorBody(t, body); status != 401 || code != CodeUnauthorized || !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("%s %s with %v: %d %s", c.method, c.path, h, status, body)
+			}
+		}
+	}
+	status, hdr, body := request(t, "POST", hs.URL+"/reset", good, `{}`)
+	if status != 200 {
+		t.Fatalf("reset with the token: %d %s", status, body)
+	}
+	good[SessionHeader] = hdr.Get(SessionHeader)
+	if status, _, body := request(t, "POST", hs.URL+"/step", good, `{"action": {"action_type": "DESCRIBE", "argument": "customer"}}`); status != 200 {
+		t.Fatalf("step with the token: %d %s", status, body)
+	}
+	if _, err := Dial(ctx, hs.URL, testClientOptions(t)); err == nil {
+		t.Fatal("a WebSocket without the token was accepted")
+	}
+	opts := testClientOptions(t)
+	opts.Header = http.Header{"Authorization": {"Bearer " + token}}
+	ws, err := Dial(ctx, hs.URL, opts)
+	if err != nil {
+		t.Fatalf("WebSocket with the token: %v", err)
+	}
+	defer ws.Close()
+	if _, err := ws.Reset(ctx, sqlenv.ResetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOriginCheckOnHTTP: a state-changing request from a browser page of
+// another origin (even without a Content-Type, as a cross-site form sends)
+// is refused with 403; the server's own origin and allowed patterns pass;
+// programs send no Origin and are unaffected.
+func TestOriginCheckOnHTTP(t *testing.T) {
+	_, hs := testServer(t, Config{WebSocketOriginPatterns: []string{"*.example.org"}})
+	host := strings.TrimPrefix(hs.URL, "http://")
+	for origin, want := range map[string]int{
+		"https://evil.example.com": 403,
+		"null":                     403,
+		"http://" + host:           200,
+		"https://lab.example.org":  200,
+		"":                         200,
+	} {
+		status, _, body := request(t, "POST", hs.URL+"/reset", map[string]string{"Origin": origin}, "")
+		if status != want {
+			t.Errorf("POST /reset from origin %q: %d %s, want %d", origin, status, body, want)
+		}
+		if want == 403 {
+			if code, _ := errorBody(t, body); code != CodeForbidden {
+				t.Errorf("origin %q: code %s", origin, code)
+			}
+		}
+	}
+	// Reading is not state-changing.
+	if status, _, _ := request(t, "GET", hs.URL+"/metadata", map[string]string{"Origin": "https://evil.example.com"}, ""); status != 200 {
+		t.Errorf("GET /metadata from another origin: %d", status)
+	}
+}
+
+// TestErrorMessagesAreBounded: an error quoting a huge offending value is
+// cut, not echoed whole.
+func TestErrorMessagesAreBounded(t *testing.T) {
+	_, hs := testServer(t, Config{MaxBodyBytes: 4 << 20})
+	id := strings.Repeat("q", 900_000)
+	status, _, body := request(t, "POST", hs.URL+"/reset", nil, `{"question_id": "`+id+`"}`)
+	if status != 422 || len(body) > 4096 {
+		t.Fatalf("huge question_id: %d, %d bytes of response", status, len(body))
+	}
+}

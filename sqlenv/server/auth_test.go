@@ -1,8 +1,10 @@
 package server
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
@@ -92,3 +94,63 @@ func TestErrorMessagesAreBounded(t *testing.T) {
 		t.Fatalf("huge question_id: %d, %d bytes of response", status, len(body))
 	}
 }
+
+// TestSessionIDsStayApart: a WebSocket session's id does not drive it over
+// HTTP, and no session id appears in the logs.
+func TestSessionIDsStayApart(t *testing.T) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(p)
+	}), &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s, hs := testServer(t, Config{Logger: logger})
+	ws, err := Dial(ctx, hs.URL, testClientOptions(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if _, err := ws.Reset(ctx, sqlenv.ResetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	status, hdr, body := request(t, "POST", hs.URL+"/reset", nil, `{}`)
+	if status != 200 {
+		t.Fatalf("reset: %d %s", status, body)
+	}
+	httpID := hdr.Get(SessionHeader)
+	var wsID string
+	s.reg.mu.Lock()
+	for id, sess := range s.reg.sessions {
+		if sess.transport == transportWS {
+			wsID = id
+		}
+	}
+	s.reg.mu.Unlock()
+	if wsID == "" {
+		t.Fatal("no WebSocket session")
+	}
+	for _, path := range []string{"/state", "/step"} {
+		method, body := "GET", ""
+		if path == "/step" {
+			method, body = "POST", `{"action": {"action_type": "DESCRIBE", "argument": "customer"}}`
+		}
+		if status, _, b := request(t, method, hs.URL+path, map[string]string{SessionHeader: wsID}, body); status != 404 {
+			t.Errorf("%s with the WebSocket session's id: %d %s", path, status, b)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range []string{wsID, httpID} {
+		if strings.Contains(logs.String(), id) {
+			t.Errorf("the logs contain session id %s:\n%s", id, logs.String())
+		}
+	}
+	if !strings.Contains(logs.String(), "session opened") {
+		t.Errorf("no session was logged:\n%s", logs.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -222,8 +222,11 @@ func sessionID(r *http.Request, fromBody string) (id string, fromCookie bool, e 
 	return "", false, nil
 }
 
+// unknownSession is the error for a session id that names no HTTP
+// session. It does not repeat the id: errors are logged, and ids must not be.
 func unknownSession(id string) *Error {
-	return errorf(CodeSession, "unknown or expired session %q: call /reset for a new one", id)
+	_ = id
+	return errorf(CodeSession, "unknown or expired session: call /reset for a new one")
 }
 
 // handleReset starts an episode. Without a session id it opens a new

@@ -285,7 +285,7 @@ func (s *Server) openSession(transport string, inUse int) (*session, *Error) {
 		return nil, errorf(CodeShuttingDown, "the server is shutting down")
 	}
 	s.metrics.sessionOpened(transport)
-	s.log.Info("session opened", "session", sess.id, "transport", transport)
+	s.log.Info("session opened", "session", sess.tag(), "transport", transport)
 	return sess, nil
 }
 
@@ -293,9 +293,9 @@ func (s *Server) openSession(transport string, inUse int) (*session, *Error) {
 // the registry.
 func (s *Server) closeSession(sess *session, why string) {
 	if err := sess.env.Close(); err != nil {
-		s.log.Warn("closing a session's environment", "session", sess.id, "err", err)
+		s.log.Warn("closing a session's environment", "session", sess.tag(), "err", err)
 	}
-	s.log.Info("session closed", "session", sess.id, "transport", sess.transport, "reason", why)
+	s.log.Info("session closed", "session", sess.tag(), "transport", sess.transport, "reason", why)
 }
 
 // expireLoop closes idle sessions until Close.

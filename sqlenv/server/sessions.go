@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"sync"
 	"sync/atomic"
@@ -35,6 +36,13 @@ type session struct {
 }
 
 func (s *session) touch(now time.Time) { s.lastUsed.Store(now.UnixNano()) }
+
+// tag names the session in logs without revealing its id (which would let
+// whoever reads the logs drive it): the first 8 hex digits of its SHA-256.
+func (s *session) tag() string {
+	sum := sha256.Sum256([]byte(s.id))
+	return hex.EncodeToString(sum[:4])
+}
 
 // registry holds the open sessions and enforces MaxSessions.
 type registry struct {
@@ -111,12 +119,14 @@ func (r *registry) add(s *session, inUse int, wg *sync.WaitGroup) bool {
 	return true
 }
 
-// acquire finds a session for a request and holds it until release.
+// acquire finds an HTTP session for a request and holds it until release.
+// A WebSocket session's id is not an HTTP session id: the two are kept
+// apart, so one connection's session cannot be driven over HTTP.
 func (r *registry) acquire(id string, now time.Time) (*session, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s, ok := r.sessions[id]
-	if !ok {
+	if !ok || s.transport != transportHTTP {
 		return nil, false
 	}
 	s.inUse++

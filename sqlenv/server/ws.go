@@ -156,7 +156,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		data, tooBig, err := s.readMessage(ctx, conn)
 		if err != nil {
 			if st := websocket.CloseStatus(err); st == -1 && !errors.Is(err, context.Canceled) {
-				s.log.Debug("websocket read", "session", sess.id, "err", err)
+				s.log.Debug("websocket read", "session", sess.tag(), "err", err)
 			}
 			return
 		}
@@ -174,7 +174,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		if reply != nil {
 			if err := s.writeWS(ctx, conn, reply); err != nil {
 				c.end()
-				s.log.Debug("websocket write", "session", sess.id, "err", err)
+				s.log.Debug("websocket write", "session", sess.tag(), "err", err)
 				return
 			}
 		}

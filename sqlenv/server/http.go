@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"mime"
+	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -82,6 +83,15 @@ func (s *Server) originAllowed(origin, host string) bool {
 		}
 	}
 	return false
+}
+
+// clientIP is the address a request came from (its IP, without the port).
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // truncate cuts s to at most n bytes (at a character boundary) for messages.
@@ -172,6 +182,8 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (map[string]js
 	if r.ContentLength != 0 && !isJSONType(r.Header.Get("Content-Type")) {
 		return nil, errorf(CodeMediaType, "Content-Type %q is not application/json", r.Header.Get("Content-Type"))
 	}
+	// A body trickling in holds a connection: it must arrive in BodyTimeout.
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
@@ -262,7 +274,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if sess == nil { // no id, or an expired one from a cookie
-		if sess, e = s.openSession(transportHTTP, 1); e != nil {
+		if sess, e = s.openSession(transportHTTP, clientIP(r), 1); e != nil {
 			s.writeError(w, r, e)
 			return
 		}

@@ -57,7 +57,7 @@ func gatedConfig(tb testing.TB, cfg Config) (Config, chan struct{}, chan struct{
 var slow = map[string]any{"slow": true}
 
 func TestCapacity(t *testing.T) {
-	s, hs := testServer(t, Config{MaxSessions: 2})
+	s, hs := testServer(t, Config{MaxSessions: 2, MaxSessionsPerClient: 2})
 	opts := testClientOptions(t)
 	a, err := Dial(ctx, hs.URL, opts)
 	if err != nil {
@@ -111,7 +111,7 @@ func TestCapacity(t *testing.T) {
 // evicted to make room; a WebSocket session is never evicted.
 func TestHTTPSessionEviction(t *testing.T) {
 	const evictAfter = 300 * time.Millisecond
-	s, hs := testServer(t, Config{MaxSessions: 3, EvictAfter: evictAfter})
+	s, hs := testServer(t, Config{MaxSessions: 3, MaxSessionsPerClient: 3, EvictAfter: evictAfter})
 	ws, err := Dial(ctx, hs.URL, testClientOptions(t))
 	if err != nil {
 		t.Fatal(err)

@@ -35,6 +35,18 @@ type Config struct {
 	// to make room: a session in the middle of an episode is never taken
 	// from its client by another.
 	MaxSessions int
+	// MaxSessionsPerClient caps the sessions of one client IP address
+	// (default MaxSessions minus an eighth of it, at least 1, kept for the
+	// others: one client's idle WebSockets cannot lock everyone else out).
+	MaxSessionsPerClient int
+	// MaxConnsPerClient caps the open TCP connections of one client IP
+	// address (default 2 × MaxSessionsPerClient + 16); Serve closes
+	// connections beyond it at once.
+	MaxConnsPerClient int
+	// BodyTimeout is the time an HTTP request body may take to arrive
+	// (default 30 s); IdleConnTimeout closes keep-alive connections idle
+	// that long (default 60 s).
+	BodyTimeout, IdleConnTimeout time.Duration
 	// EvictAfter is the idle time after which an HTTP session may be
 	// evicted to make room at capacity (default 1 minute; it should be
 	// longer than an agent takes to think between two steps).
@@ -72,6 +84,8 @@ const (
 	DefaultMaxSessions     = 512
 	DefaultIdleTimeout     = 5 * time.Minute
 	DefaultEvictAfter      = time.Minute
+	DefaultBodyTimeout     = 30 * time.Second
+	DefaultIdleConnTimeout = time.Minute
 	DefaultMaxBodyBytes    = 1 << 20
 	DefaultMaxMessageBytes = 1 << 20
 	DefaultStepTimeout     = 30 * time.Second
@@ -109,12 +123,16 @@ func New(cfg Config) (*Server, error) {
 	if cfg.NewEnv == nil && cfg.Env.Databases == nil && cfg.Env.DBDir == "" {
 		return nil, errors.New("sqlenv server: no databases: set Config.Env.Databases or Config.Env.DBDir")
 	}
-	if cfg.MaxSessions < 0 || cfg.EvictAfter < 0 || cfg.MaxBodyBytes < 0 || cfg.MaxMessageBytes < 0 || cfg.StepTimeout < 0 || cfg.ShutdownTimeout < 0 {
+	if cfg.MaxSessions < 0 || cfg.EvictAfter < 0 || cfg.MaxSessionsPerClient < 0 || cfg.MaxConnsPerClient < 0 || cfg.MaxBodyBytes < 0 || cfg.MaxMessageBytes < 0 || cfg.StepTimeout < 0 || cfg.ShutdownTimeout < 0 {
 		return nil, errors.New("sqlenv server: negative limit in Config")
 	}
 	setDefault(&cfg.MaxSessions, DefaultMaxSessions)
 	setDefault(&cfg.IdleTimeout, DefaultIdleTimeout)
 	setDefault(&cfg.EvictAfter, DefaultEvictAfter)
+	setDefault(&cfg.MaxSessionsPerClient, max(1, cfg.MaxSessions-max(1, cfg.MaxSessions/8)))
+	setDefault(&cfg.MaxConnsPerClient, 2*cfg.MaxSessionsPerClient+16)
+	setDefault(&cfg.BodyTimeout, DefaultBodyTimeout)
+	setDefault(&cfg.IdleConnTimeout, DefaultIdleConnTimeout)
 	setDefault(&cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	setDefault(&cfg.MaxMessageBytes, DefaultMaxMessageBytes)
 	setDefault(&cfg.StepTimeout, DefaultStepTimeout)
@@ -122,7 +140,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, reg: newRegistry(cfg.MaxSessions, cfg.EvictAfter), metrics: newMetrics(), stop: make(chan struct{})}
+	s := &Server{cfg: cfg, log: cfg.Logger, reg: newRegistry(cfg.MaxSessions, cfg.MaxSessionsPerClient, cfg.EvictAfter), metrics: newMetrics(), stop: make(chan struct{})}
 	if len(cfg.Env.Questions) > 0 {
 		s.questionIDs = make(map[string]bool, len(cfg.Env.Questions))
 		for _, q := range cfg.Env.Questions {
@@ -177,9 +195,11 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	hs := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       s.cfg.IdleConnTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
+	l = newClientLimit(l, s.cfg.MaxConnsPerClient, s.log)
 	go func() { errc <- hs.Serve(l) }()
 	select {
 	case err := <-errc:
@@ -259,8 +279,8 @@ func (s *Server) newEnv() (sqlenv.Env, error) {
 
 // openSession makes a session, held by inUse requests. A WebSocket session
 // comes with its wsConn (not yet connected) and counts in wsWG.
-func (s *Server) openSession(transport string, inUse int) (*session, *Error) {
-	evicted, e := s.reg.reserve()
+func (s *Server) openSession(transport, client string, inUse int) (*session, *Error) {
+	evicted, e := s.reg.reserve(client)
 	if evicted != nil {
 		s.metrics.evicted.Add(1)
 		s.closeSession(evicted, "evicted to make room at capacity")
@@ -270,11 +290,11 @@ func (s *Server) openSession(transport string, inUse int) (*session, *Error) {
 	}
 	env, err := s.newEnv()
 	if err != nil {
-		s.reg.unreserve()
+		s.reg.unreserve(client)
 		s.log.Error("cannot make an environment", "err", err)
 		return nil, errorf(CodeFactory, "cannot make an environment: %v", err)
 	}
-	sess := &session{id: newSessionID(), transport: transport, env: env}
+	sess := &session{id: newSessionID(), transport: transport, client: client, env: env}
 	sess.touch(time.Now())
 	var wg *sync.WaitGroup
 	if transport == transportWS {

@@ -22,6 +22,7 @@ const (
 type session struct {
 	id        string
 	transport string
+	client    string // the client's IP address, for MaxSessionsPerClient
 	env       sqlenv.Env
 	// mu serialises the environment's calls (requests on one HTTP session
 	// may overlap; the environment runs one episode step by step).
@@ -53,11 +54,24 @@ type registry struct {
 	// evictAfter is the idle time after which an HTTP session may be
 	// evicted at capacity.
 	evictAfter time.Duration
-	closing    bool
+	// perClient counts each client's sessions and reserved slots;
+	// maxPerClient caps them (0: no cap).
+	perClient    map[string]int
+	maxPerClient int
+	closing      bool
 }
 
-func newRegistry(max int, evictAfter time.Duration) *registry {
-	return &registry{sessions: map[string]*session{}, max: max, evictAfter: evictAfter}
+func newRegistry(max, maxPerClient int, evictAfter time.Duration) *registry {
+	return &registry{sessions: map[string]*session{}, max: max, evictAfter: evictAfter,
+		perClient: map[string]int{}, maxPerClient: maxPerClient}
+}
+
+// drop deletes s from the registry (r.mu held).
+func (r *registry) drop(s *session) {
+	delete(r.sessions, s.id)
+	if r.perClient[s.client]--; r.perClient[s.client] <= 0 {
+		delete(r.perClient, s.client)
+	}
 }
 
 // reserve takes a slot for a new session. At capacity it evicts the least
@@ -67,35 +81,48 @@ func newRegistry(max int, evictAfter time.Duration) *registry {
 // release, so abandoned ones must not lock others out, but a session whose
 // client is between two steps is never taken. With no such session it
 // fails with CAPACITY_REACHED.
-func (r *registry) reserve() (evicted *session, e *Error) {
+func (r *registry) reserve(client string) (evicted *session, e *Error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closing {
 		return nil, errorf(CodeShuttingDown, "the server is shutting down")
 	}
-	if len(r.sessions)+r.reserved >= r.max {
+	full := len(r.sessions)+r.reserved >= r.max
+	clientFull := r.maxPerClient > 0 && r.perClient[client] >= r.maxPerClient
+	if full || clientFull {
 		idleSince := time.Now().Add(-r.evictAfter).UnixNano()
 		for _, s := range r.sessions {
+			// A client at its own cap can only make room among its sessions.
 			if s.transport == transportHTTP && s.inUse == 0 && s.lastUsed.Load() <= idleSince &&
+				(!clientFull || s.client == client) &&
 				(evicted == nil || s.lastUsed.Load() < evicted.lastUsed.Load()) {
 				evicted = s
 			}
 		}
 		if evicted == nil {
-			e := errorf(CodeCapacity, "the server has reached its maximum of %d concurrent sessions", r.max)
-			e.Fields = map[string]any{"active_sessions": len(r.sessions) + r.reserved, "max_sessions": r.max}
+			if full {
+				e := errorf(CodeCapacity, "the server has reached its maximum of %d concurrent sessions", r.max)
+				e.Fields = map[string]any{"active_sessions": len(r.sessions) + r.reserved, "max_sessions": r.max}
+				return nil, e
+			}
+			e := errorf(CodeCapacity, "this client already has %d sessions, the most one client may open", r.perClient[client])
+			e.Fields = map[string]any{"client_sessions": r.perClient[client], "max_sessions_per_client": r.maxPerClient}
 			return nil, e
 		}
-		delete(r.sessions, evicted.id)
+		r.drop(evicted)
 	}
 	r.reserved++
+	r.perClient[client]++
 	return evicted, nil
 }
 
 // unreserve gives back a slot whose session could not be made.
-func (r *registry) unreserve() {
+func (r *registry) unreserve(client string) {
 	r.mu.Lock()
 	r.reserved--
+	if r.perClient[client]--; r.perClient[client] <= 0 {
+		delete(r.perClient, client)
+	}
 	r.mu.Unlock()
 }
 
@@ -109,6 +136,9 @@ func (r *registry) add(s *session, inUse int, wg *sync.WaitGroup) bool {
 	defer r.mu.Unlock()
 	r.reserved--
 	if r.closing {
+		if r.perClient[s.client]--; r.perClient[s.client] <= 0 {
+			delete(r.perClient, s.client)
+		}
 		return false
 	}
 	s.inUse = inUse
@@ -148,7 +178,7 @@ func (r *registry) remove(s *session) bool {
 	if r.sessions[s.id] != s {
 		return false
 	}
-	delete(r.sessions, s.id)
+	r.drop(s)
 	return true
 }
 
@@ -159,7 +189,7 @@ func (r *registry) idle(cutoff time.Time) (expired, idleWS []*session) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := cutoff.UnixNano()
-	for id, s := range r.sessions {
+	for _, s := range r.sessions {
 		if s.lastUsed.Load() >= c {
 			continue
 		}
@@ -167,7 +197,7 @@ func (r *registry) idle(cutoff time.Time) (expired, idleWS []*session) {
 		case s.transport == transportWS:
 			idleWS = append(idleWS, s)
 		case s.inUse == 0:
-			delete(r.sessions, id)
+			r.drop(s)
 			expired = append(expired, s)
 		}
 	}
@@ -203,9 +233,9 @@ func (r *registry) takeAll() []*session {
 	defer r.mu.Unlock()
 	r.closing = true
 	all := make([]*session, 0, len(r.sessions))
-	for id, s := range r.sessions {
+	for _, s := range r.sessions {
 		all = append(all, s)
-		delete(r.sessions, id)
+		r.drop(s)
 	}
 	return all
 }

@@ -128,7 +128,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	}
 	// Capacity is checked before the upgrade, so a full server answers with
 	// HTTP 503 CAPACITY_REACHED and a client can try another one.
-	sess, e := s.openSession(transportWS, 0)
+	sess, e := s.openSession(transportWS, clientIP(r), 0)
 	if e != nil {
 		s.writeError(w, r, e)
 		return

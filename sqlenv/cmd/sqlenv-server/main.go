@@ -52,6 +52,10 @@ type options struct {
 	stepBudget             int
 	seed                   uint64
 	maxSessions            int
+	maxSessionsPerClient   int
+	maxConnsPerClient      int
+	bodyTimeout            time.Duration
+	idleConnTimeout        time.Duration
 	evictAfter             time.Duration
 	authToken              string
 	idleTimeout            time.Duration
@@ -81,6 +85,10 @@ func flagSet(o *options, stderr io.Writer) (*flag.FlagSet, map[string]string) {
 	fs.IntVar(&o.stepBudget, "step-budget", sqlenv.DefaultStepBudget, "steps an episode may take"+def("step-budget", "SQLENV_STEP_BUDGET"))
 	fs.Uint64Var(&o.seed, "seed", 0, "base seed of the sessions' question draws"+def("seed", "SQLENV_SEED"))
 	fs.IntVar(&o.maxSessions, "max-sessions", server.DefaultMaxSessions, "maximum concurrent sessions (WebSocket and HTTP)"+def("max-sessions", "SQLENV_MAX_SESSIONS"))
+	fs.IntVar(&o.maxSessionsPerClient, "max-sessions-per-client", 0, "maximum sessions of one client IP (default: max-sessions minus an eighth, kept for others)"+def("max-sessions-per-client", "SQLENV_MAX_SESSIONS_PER_CLIENT"))
+	fs.IntVar(&o.maxConnsPerClient, "max-conns-per-client", 0, "maximum open connections of one client IP (default: 2 × sessions per client + 16)"+def("max-conns-per-client", "SQLENV_MAX_CONNS_PER_CLIENT"))
+	fs.DurationVar(&o.bodyTimeout, "body-timeout", server.DefaultBodyTimeout, "time an HTTP request body may take to arrive"+def("body-timeout", "SQLENV_BODY_TIMEOUT"))
+	fs.DurationVar(&o.idleConnTimeout, "idle-conn-timeout", server.DefaultIdleConnTimeout, "close keep-alive connections idle this long"+def("idle-conn-timeout", "SQLENV_IDLE_CONN_TIMEOUT"))
 	fs.DurationVar(&o.evictAfter, "evict-after", server.DefaultEvictAfter, "idle time after which an HTTP session may be evicted to make room at capacity"+def("evict-after", "SQLENV_EVICT_AFTER"))
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close sessions idle this long (negative: never)"+def("idle-timeout", "SQLENV_IDLE_TIMEOUT"))
 	fs.DurationVar(&o.stepTimeout, "step-timeout", server.DefaultStepTimeout, "time limit of a reset or step, and cap on timeout_s"+def("step-timeout", "SQLENV_STEP_TIMEOUT"))
@@ -187,6 +195,10 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 		Env:                     sqlenv.Config{Questions: qs, Databases: dbs, StepBudget: o.stepBudget, Seed: o.seed},
 		MaxSessions:             o.maxSessions,
 		EvictAfter:              o.evictAfter,
+		MaxSessionsPerClient:    o.maxSessionsPerClient,
+		MaxConnsPerClient:       o.maxConnsPerClient,
+		BodyTimeout:             o.bodyTimeout,
+		IdleConnTimeout:         o.idleConnTimeout,
 		AuthToken:               o.authToken,
 		IdleTimeout:             o.idleTimeout,
 		MaxBodyBytes:            o.maxBody,

@@ -1,0 +1,130 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gosqlenv/gosqlenv/sqlenv"
+)
+
+// fromIP returns client options whose connections come from ip (another
+// loopback address: a second client on the same machine).
+func fromIP(t *testing.T, ip string) *ClientOptions {
+	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	tr := &http.Transport{DialContext: d.DialContext}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &ClientOptions{HTTPClient: &http.Client{Transport: tr}}
+}
+
+// TestPerClientSessionCap: one client's sessions stop at
+// MaxSessionsPerClient, and another client still gets in.
+func TestPerClientSessionCap(t *testing.T) {
+	_, hs := testServer(t, Config{MaxSessions: 8, MaxSessionsPerClient: 3})
+	for i := 0; i < 3; i++ {
+		c, err := Dial(ctx, hs.URL, fromIP(t, "127.0.0.1"))
+		if err != nil {
+			t.Fatalf("session %d: %v", i, err)
+		}
+		defer c.Close()
+	}
+	_, err := Dial(ctx, hs.URL, fromIP(t, "127.0.0.1"))
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Code != CodeCapacity || pe.Fields["max_sessions_per_client"] == nil {
+		t.Fatalf("fourth session of one client: %v", err)
+	}
+	other, err := Dial(ctx, hs.URL, fromIP(t, "127.0.0.2"))
+	if err != nil {
+		t.Fatalf("another client was locked out: %v", err)
+	}
+	defer other.Close()
+	if _, err := other.Reset(ctx, sqlenv.ResetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// serveOn runs s.Serve on a loopback listener and returns its address.
+func serveOn(t *testing.T, cfg Config) string {
+	t.Helper()
+	qs, dbs := bundledData(t)
+	cfg.Env.Questions, cfg.Env.Databases, cfg.Logger = qs, dbs, quietLogger()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, l) }()
+	t.Cleanup(func() { stop(); <-done })
+	return l.Addr().String()
+}
+
+// closedSoon reports whether the server closes c within d (a read ends).
+func closedSoon(c net.Conn, d time.Duration) bool {
+	c.SetReadDeadline(time.Now().Add(d))
+	_, err := io.Copy(io.Discard, c)
+	var ne net.Error
+	return err == nil || !(errors.As(err, &ne) && ne.Timeout())
+}
+
+// TestConnectionLimits: connections beyond MaxConnsPerClient are closed at
+// once (others' are not), a body that trickles in is cut after
+// BodyTimeout, and an idle keep-alive connection after IdleConnTimeout.
+func TestConnectionLimits(t *testing.T) {
+	addr := serveOn(t, Config{MaxConnsPerClient: 4, BodyTimeout: 200 * time.Millisecond, IdleConnTimeout: 300 * time.Millisecond})
+	dial := func(ip string) net.Conn {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	var held []net.Conn
+	for i := 0; i < 4; i++ {
+		held = append(held, dial("127.0.0.1"))
+	}
+	time.Sleep(50 * time.Millisecond) // let the server accept them
+	if !closedSoon(dial("127.0.0.1"), time.Second) {
+		t.Error("a fifth connection of one client was kept open")
+	}
+	if closedSoon(dial("127.0.0.2"), 100*time.Millisecond) {
+		t.Error("another client's connection was closed")
+	}
+	for _, c := range held {
+		c.Close()
+	}
+	time.Sleep(50 * time.Millisecond)
+
+	// A slow body.
+	c := dial("127.0.0.1")
+	io.WriteString(c, "POST /reset HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	start := time.Now()
+	if !closedSoon(c, 3*time.Second) {
+		t.Error("a trickling body held its connection for 3 s")
+	} else if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("a trickling body held its connection for %v", took)
+	}
+
+	// An idle keep-alive connection.
+	c = dial("127.0.0.1")
+	io.WriteString(c, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("health: %v", err)
+	}
+	resp.Body.Close()
+	if !closedSoon(c, 2*time.Second) {
+		t.Error("an idle keep-alive connection stayed open for 2 s")
+	}
+}

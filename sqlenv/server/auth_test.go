@@ -154,3 +154,19 @@ func TestSessionIDsStayApart(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestUnknownRoutesAnswerJSON: an unknown path is a JSON 404 and a wrong
+// method a JSON 405 with Allow, as FastAPI answers them.
+func TestUnknownRoutesAnswerJSON(t *testing.T) {
+	_, hs := testServer(t, Config{})
+	for _, c := range []struct {
+		method, path string
+		status       int
+		allow        string
+	}{{"GET", "/nowhere", 404, ""}, {"GET", "/reset", 405, "POST"}, {"POST", "/state", 405, "GET"}, {"GET", "/sessions/x", 405, "DELETE"}} {
+		status, hdr, body := request(t, c.method, hs.URL+c.path, nil, "")
+		if status != c.status || hdr.Get("Allow") != c.allow || !strings.HasPrefix(hdr.Get("Content-Type"), "application/json") || !strings.Contains(string(body), `"detail"`) {
+			t.Errorf("%s %s: %d %q %s %s", c.method, c.path, status, hdr.Get("Allow"), hdr.Get("Content-Type"), body)
+		}
+	}
+}

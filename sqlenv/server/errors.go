@@ -50,6 +50,10 @@ const (
 	// CodeForbidden: a state-changing request from a browser page of an
 	// origin the server does not allow.
 	CodeForbidden Code = "FORBIDDEN"
+	// CodeClientClosed: the client went away while its step ran; the step
+	// was cancelled and changed nothing (nobody reads this answer; it is
+	// counted in the metrics as a client cancel, not a server error).
+	CodeClientClosed Code = "CLIENT_CLOSED"
 )
 
 // statusOf is the one table from error codes to HTTP statuses.
@@ -67,6 +71,7 @@ var statusOf = map[Code]int{
 	CodeShuttingDown: http.StatusServiceUnavailable,
 	CodeUnauthorized: http.StatusUnauthorized,
 	CodeForbidden:    http.StatusForbidden,
+	CodeClientClosed: 499, // nginx's "client closed request"
 }
 
 // HTTPStatus returns the HTTP status of an error code (500 for codes it

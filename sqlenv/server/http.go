@@ -40,6 +40,20 @@ func (s *Server) routes() http.Handler {
 		s.metrics.write(w, s.reg.counts())
 	})
 	mux.HandleFunc("GET /ws", s.handleWS)
+	// Anything else gets a JSON error, as FastAPI (OpenEnv's server) sends.
+	allowed := map[string]string{"/reset": "POST", "/step": "POST", "/state": "GET", "/health": "GET",
+		"/schema": "GET", "/metadata": "GET", "/metrics": "GET", "/ws": "GET"}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if m, ok := allowed[r.URL.Path]; ok || strings.HasPrefix(r.URL.Path, "/sessions/") {
+			if !ok {
+				m = "DELETE"
+			}
+			w.Header().Set("Allow", m)
+			s.writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"detail": "Method Not Allowed"})
+			return
+		}
+		s.writeJSON(w, http.StatusNotFound, map[string]string{"detail": "Not Found"})
+	})
 	return s.logRequests(s.guard(mux))
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -127,4 +128,51 @@ func TestConnectionLimits(t *testing.T) {
 	if !closedSoon(c, 2*time.Second) {
 		t.Error("an idle keep-alive connection stayed open for 2 s")
 	}
+}
+
+// blockingEnv is an environment whose steps wait until they are cancelled.
+type blockingEnv struct{ sqlenv.Env }
+
+func (blockingEnv) Reset(context.Context, sqlenv.ResetOptions) (sqlenv.Observation, error) {
+	return sqlenv.Observation{Question: "q"}, nil
+}
+
+func (blockingEnv) Step(ctx context.Context, _ sqlenv.Action) (sqlenv.Observation, error) {
+	<-ctx.Done()
+	return sqlenv.Observation{}, ctx.Err()
+}
+
+func (blockingEnv) Close() error { return nil }
+
+// TestClientGoneMidStep: a client that disconnects while its step runs is
+// counted as a client cancel, not as a server error.
+func TestClientGoneMidStep(t *testing.T) {
+	s, hs := testServer(t, Config{NewEnv: func() (sqlenv.Env, error) { return blockingEnv{}, nil }})
+	status, hdr, body := request(t, "POST", hs.URL+"/reset", nil, `{}`)
+	if status != 200 {
+		t.Fatalf("reset: %d %s", status, body)
+	}
+	rctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(rctx, "POST", hs.URL+"/step",
+		strings.NewReader(`{"action": {"action_type": "QUERY", "argument": "SELECT 1"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(SessionHeader, hdr.Get(SessionHeader))
+	if _, err := http.DefaultClient.Do(req); err == nil {
+		t.Fatal("the step answered")
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		s.metrics.mu.Lock()
+		closed, exec := s.metrics.errors[CodeClientClosed], s.metrics.errors[CodeExecution]
+		s.metrics.mu.Unlock()
+		if closed == 1 {
+			if exec != 0 {
+				t.Errorf("%d execution errors", exec)
+			}
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Error("the disconnect was not counted as a client cancel")
 }

@@ -388,10 +388,12 @@ func (s *Server) step(ctx context.Context, sess *session, a sqlenv.Action, timeo
 }
 
 // envError classifies an environment error, telling our timeout from the
-// caller's cancellation.
+// caller's cancellation (a client that went away mid-step).
 func (s *Server) envError(ctx context.Context, err error) *Error {
 	if errors.Is(context.Cause(ctx), errStepTimeout) && errors.Is(err, context.DeadlineExceeded) {
 		err = errStepTimeout
+	} else if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return errorf(CodeClientClosed, "the client went away during the step; it was cancelled and changed nothing")
 	}
 	e := stepError(err)
 	if e.Code == CodeExecution {

@@ -40,9 +40,13 @@ func (s *Server) routes() http.Handler {
 		s.metrics.write(w, s.reg.counts())
 	})
 	mux.HandleFunc("GET /ws", s.handleWS)
+	mux.HandleFunc("POST /mcp", s.handleMCP)
+	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		s.writeJSON(w, http.StatusOK, openAPI())
+	})
 	// Anything else gets a JSON error, as FastAPI (OpenEnv's server) sends.
 	allowed := map[string]string{"/reset": "POST", "/step": "POST", "/state": "GET", "/health": "GET",
-		"/schema": "GET", "/metadata": "GET", "/metrics": "GET", "/ws": "GET"}
+		"/schema": "GET", "/metadata": "GET", "/metrics": "GET", "/ws": "GET", "/mcp": "POST", "/openapi.json": "GET"}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if m, ok := allowed[r.URL.Path]; ok || strings.HasPrefix(r.URL.Path, "/sessions/") {
 			if !ok {

@@ -1,0 +1,120 @@
+package server
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestOpenEnvValidatorChecks performs the checks of OpenEnv's
+// validate_running_environment (src/openenv/cli/_validation.py, behind
+// `openenv validate --url`, OpenEnv main of 2026-11) against a running
+// server: /openapi.json with info.version, /health, /metadata with name and
+// description, /schema with action/observation/state, POST /mcp answering
+// JSON-RPC 2.0 to {}, and the simulation mode's /reset, /step and /state in
+// the OpenAPI paths.
+func TestOpenEnvValidatorChecks(t *testing.T) {
+	_, hs := testServer(t, Config{})
+	get := func(path string) map[string]any {
+		t.Helper()
+		status, _, body := request(t, "GET", hs.URL+path, nil, "")
+		var m map[string]any
+		if status != 200 || json.Unmarshal(body, &m) != nil {
+			t.Fatalf("GET %s: %d %s", path, status, body)
+		}
+		return m
+	}
+	openapi := get("/openapi.json")
+	info, _ := openapi["info"].(map[string]any)
+	if _, ok := info["version"].(string); !ok {
+		t.Errorf("openapi_version_available: info %v", info)
+	}
+	paths, _ := openapi["paths"].(map[string]any)
+	for _, p := range []string{"/reset", "/step", "/state"} {
+		if _, ok := paths[p]; !ok {
+			t.Errorf("mode_endpoint_consistency: %s missing from the OpenAPI paths", p)
+		}
+	}
+	if get("/health")["status"] != "healthy" {
+		t.Error("health_endpoint")
+	}
+	meta := get("/metadata")
+	if _, ok := meta["name"].(string); !ok {
+		t.Error("metadata_endpoint: name")
+	}
+	if _, ok := meta["description"].(string); !ok {
+		t.Error("metadata_endpoint: description")
+	}
+	schema := get("/schema")
+	for _, k := range []string{"action", "observation", "state"} {
+		if _, ok := schema[k].(map[string]any); !ok {
+			t.Errorf("schema_endpoint: %s", k)
+		}
+	}
+	status, _, body := request(t, "POST", hs.URL+"/mcp", nil, `{}`)
+	var rpc map[string]any
+	if status != 200 || json.Unmarshal(body, &rpc) != nil || rpc["jsonrpc"] != "2.0" {
+		t.Errorf("mcp_endpoint: %d %s", status, body)
+	}
+}
+
+// TestMCPTools: the actions are MCP tools; a session made over MCP plays an
+// episode with tools/call; JSON-RPC errors use the standard codes.
+func TestMCPTools(t *testing.T) {
+	_, hs := testServer(t, Config{})
+	call := func(body string) map[string]any {
+		t.Helper()
+		status, _, b := request(t, "POST", hs.URL+"/mcp", nil, body)
+		var m map[string]any
+		if status != 200 || json.Unmarshal(b, &m) != nil || m["jsonrpc"] != "2.0" {
+			t.Fatalf("%s: %d %s", body, status, b)
+		}
+		return m
+	}
+	list := call(`{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}`)
+	tools := list["result"].(map[string]any)["tools"].([]any)
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.(map[string]any)["name"].(string))
+	}
+	if strings.Join(names, ",") != "describe,sample,query,answer" {
+		t.Fatalf("tools %v", names)
+	}
+	created := call(`{"jsonrpc": "2.0", "id": "a", "method": "openenv/session/create", "params": {}}`)
+	sid := created["result"].(map[string]any)["session_id"].(string)
+	if created["id"] != "a" || sid == "" {
+		t.Fatalf("session/create: %v", created)
+	}
+	res := call(`{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "query", "session_id": "` + sid + `", "arguments": {"sql": "SELECT 1 AS one"}}}`)
+	obs := res["result"].(map[string]any)["observation"].(map[string]any)
+	if obs["step_count"] != 1.0 || !strings.Contains(obs["result"].(string), "one") {
+		t.Fatalf("tools/call: %v", res)
+	}
+	// The MCP session is an HTTP session: /state sees the step.
+	if status, _, b := request(t, "GET", hs.URL+"/state", map[string]string{SessionHeader: sid}, ""); status != 200 || !strings.Contains(string(b), `"step_count":1`) {
+		t.Errorf("state of the MCP session: %d %s", status, b)
+	}
+	for body, code := range map[string]float64{
+		`not json`:  rpcParseError,
+		`{"id": 3}`: rpcInvalidRequest,
+		`{"jsonrpc": "2.0", "id": 4, "method": "nope"}`:                                                     rpcMethodNotFound,
+		`{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": []}`:                                 rpcInvalidParams,
+		`{"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "drop"}}`:                   rpcInvalidParams,
+		`{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "query", "arguments": {}}}`: rpcInvalidParams,
+	} {
+		status, _, b := request(t, "POST", hs.URL+"/mcp", map[string]string{"Content-Type": "application/json"}, body)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		e, _ := m["error"].(map[string]any)
+		if status != 200 || e == nil || e["code"] != code {
+			t.Errorf("%s: %d %s, want error code %v", body, status, b, code)
+		}
+	}
+	closed := call(`{"jsonrpc": "2.0", "id": 8, "method": "openenv/session/close", "params": {"session_id": "` + sid + `"}}`)
+	if closed["error"] != nil {
+		t.Fatalf("close: %v", closed)
+	}
+	if status, _, _ := request(t, "GET", hs.URL+"/state", map[string]string{SessionHeader: sid}, ""); status != 404 {
+		t.Errorf("state after session/close: %d", status)
+	}
+}

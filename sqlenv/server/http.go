@@ -308,7 +308,6 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res := encodeResult(obs, true)
-	res.SessionID = sess.id
 	w.Header().Set(SessionHeader, sess.id)
 	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: sess.id, Path: "/", HttpOnly: true, SameSite: http.SameSiteLaxMode})
 	s.writeJSON(w, http.StatusOK, res)
@@ -350,7 +349,6 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res := encodeResult(obs, false)
-	res.SessionID = sess.id
 	w.Header().Set(SessionHeader, sess.id)
 	s.writeJSON(w, http.StatusOK, res)
 }

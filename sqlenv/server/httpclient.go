@@ -114,15 +114,15 @@ func (c *HTTPClient) Reset(ctx context.Context, opts sqlenv.ResetOptions) (sqlen
 		return sqlenv.Observation{}, sqlenv.ErrClosed
 	}
 	var res resultWire
-	_, err := c.do(ctx, http.MethodPost, "/reset", resetData(opts), &res)
+	hdr, err := c.do(ctx, http.MethodPost, "/reset", resetData(opts), &res)
 	if e, ok := errors.AsType[*Error](err); ok && e.Code == CodeSession && c.session != "" {
 		c.session = "" // expired: open a new one
-		_, err = c.do(ctx, http.MethodPost, "/reset", resetData(opts), &res)
+		hdr, err = c.do(ctx, http.MethodPost, "/reset", resetData(opts), &res)
 	}
 	if err != nil {
 		return sqlenv.Observation{}, err
 	}
-	c.session = res.SessionID
+	c.session = hdr.Get(SessionHeader)
 	obs, err := res.observation()
 	if err == nil {
 		c.seen.observe(obs)

@@ -37,6 +37,14 @@ func question(tb testing.TB, id string) dataset.QuestionRecord {
 }
 
 // request sends a request and returns the status, headers and body.
+func keys(m map[string]json.RawMessage) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
 func request(tb testing.TB, method, url string, header map[string]string, body string) (int, http.Header, []byte) {
 	tb.Helper()
 	var rd io.Reader
@@ -139,20 +147,23 @@ func TestHTTPProtocol(t *testing.T) {
 	if string(top["reward"]) != "null" || string(top["done"]) != "false" {
 		t.Errorf("reset reward %s done %s, want null and false", top["reward"], top["done"])
 	}
+	// OpenEnv's ResetResponse forbids fields beside observation, reward
+	// and done: the metadata is the observation's, the session id a header.
+	if len(top) != 3 {
+		t.Errorf("reset response has fields %v, want exactly observation, reward, done", keys(top))
+	}
 	var inner map[string]any
 	json.Unmarshal(top["observation"], &inner)
-	for _, k := range []string{"reward", "done", "metadata"} {
+	for _, k := range []string{"reward", "done"} {
 		if _, ok := inner[k]; ok {
 			t.Errorf("observation object has %q: it belongs at the top level", k)
 		}
 	}
-	if len(inner) != 7 {
-		t.Errorf("observation has %d fields, want 7: %v", len(inner), inner)
+	if _, ok := inner["metadata"].(map[string]any); !ok || len(inner) != 8 {
+		t.Errorf("observation has %d fields, want 8 with metadata: %v", len(inner), inner)
 	}
-	var sid string
-	json.Unmarshal(top["session_id"], &sid)
-	if sid == "" || hdr.Get(SessionHeader) != sid {
-		t.Errorf("session id %q in body, %q in header", sid, hdr.Get(SessionHeader))
+	if hdr.Get(SessionHeader) == "" {
+		t.Error("no session id header")
 	}
 
 	// An episode on a chosen question; the session named by header, then by
@@ -162,7 +173,7 @@ func TestHTTPProtocol(t *testing.T) {
 		t.Fatalf("reset: %d %s", status, body)
 	}
 	golden(t, "http_reset_question", body)
-	sid = hdr.Get(SessionHeader)
+	sid := hdr.Get(SessionHeader)
 	withSession := map[string]string{SessionHeader: sid}
 
 	status, _, body = request(t, "POST", u+"/step", withSession, `{"action": {"action_type": "DESCRIBE", "argument": "customer"}}`)

@@ -25,18 +25,22 @@ type observationJSON struct {
 	StepCount       int      `json:"step_count"`
 	BudgetRemaining int      `json:"budget_remaining"`
 	ActionHistory   []string `json:"action_history"`
+	// Metadata is the observation's metadata (episode_id, question_id,
+	// database_name; once done correct and episode_stats): inside the
+	// observation, whose OpenEnv type has a metadata field, since OpenEnv's
+	// ResetResponse and StepResponse forbid fields beside observation,
+	// reward and done.
+	Metadata map[string]any `json:"metadata,omitempty"`
 }
 
-// resultJSON answers reset and step: {observation, reward, done}, with the
-// observation's metadata (question_id, database_name, and once done correct
-// and episode_stats) and, over HTTP, the session id.
+// resultJSON answers reset and step: exactly OpenEnv's {observation,
+// reward, done}; the observation carries its metadata, and over HTTP the
+// session id travels in the X-Session-Id header and the cookie.
 type resultJSON struct {
 	Observation observationJSON `json:"observation"`
 	// Reward is null after reset, as in OpenEnv.
-	Reward    *float64       `json:"reward"`
-	Done      bool           `json:"done"`
-	Metadata  map[string]any `json:"metadata,omitempty"`
-	SessionID string         `json:"session_id,omitempty"`
+	Reward *float64 `json:"reward"`
+	Done   bool     `json:"done"`
 }
 
 func encodeResult(obs sqlenv.Observation, reset bool) resultJSON {
@@ -49,9 +53,9 @@ func encodeResult(obs sqlenv.Observation, reset bool) resultJSON {
 			StepCount:       obs.StepCount,
 			BudgetRemaining: obs.BudgetRemaining,
 			ActionHistory:   obs.ActionHistory,
+			Metadata:        obs.Metadata,
 		},
-		Done:     obs.Done,
-		Metadata: obs.Metadata,
+		Done: obs.Done,
 	}
 	if r.Observation.ActionHistory == nil {
 		r.Observation.ActionHistory = []string{} // a list, never null, for Python clients
@@ -68,8 +72,6 @@ type resultWire struct {
 	Observation observationJSON `json:"observation"`
 	Reward      *float64        `json:"reward"`
 	Done        bool            `json:"done"`
-	Metadata    map[string]any  `json:"metadata"`
-	SessionID   string          `json:"session_id"`
 }
 
 // observation restores the sqlenv.Observation the server's environment
@@ -85,7 +87,7 @@ func (r *resultWire) observation() (sqlenv.Observation, error) {
 		StepCount:       o.StepCount,
 		BudgetRemaining: o.BudgetRemaining,
 		Done:            r.Done,
-		Metadata:        r.Metadata,
+		Metadata:        o.Metadata,
 	}
 	if o.ActionHistory != nil {
 		obs.ActionHistory = o.ActionHistory
@@ -93,7 +95,7 @@ func (r *resultWire) observation() (sqlenv.Observation, error) {
 	if r.Reward != nil {
 		obs.Reward = *r.Reward
 	}
-	if m, ok := r.Metadata[sqlenv.MetaStats].(map[string]any); ok {
+	if m, ok := o.Metadata[sqlenv.MetaStats].(map[string]any); ok {
 		// Only at the end of an episode: a second pass is cheap enough.
 		var st sqlenv.EpisodeStats
 		if b, err := json.Marshal(m); err == nil && strictUnmarshal(b, &st) == nil {

@@ -125,6 +125,13 @@ func Dial(ctx context.Context, addr string, opts *ClientOptions) (*Client, error
 	conn.SetReadLimit(o.MaxMessageBytes)
 	c := &Client{addr: u.String(), opts: o, conn: conn, replies: make(chan []byte, 1), done: make(chan struct{})}
 	go c.read()
+	// A full server accepts the upgrade, sends CAPACITY_REACHED and closes
+	// (as OpenEnv's does): one state round trip finds out now, so that a
+	// Pool can try another server.
+	if _, err := c.call(ctx, wsEnvelope{Type: "state"}); err != nil {
+		c.conn.CloseNow()
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -194,6 +201,10 @@ func (c *Client) lost(ctx context.Context, err error) error {
 		return ctx.Err()
 	}
 	if ce, ok := errors.AsType[websocket.CloseError](err); ok {
+		// The server names its refusal (CAPACITY_REACHED, …) as the reason.
+		if _, known := statusOf[Code(ce.Reason)]; known {
+			return &Error{Code: Code(ce.Reason), Message: "the server closed the connection: " + ce.Reason}
+		}
 		return fmt.Errorf("sqlenv client: %s closed the session (%v %s): %w", c.addr, ce.Code, ce.Reason, sqlenv.ErrClosed)
 	}
 	return fmt.Errorf("sqlenv client: connection to %s lost: %v: %w", c.addr, err, sqlenv.ErrClosed)

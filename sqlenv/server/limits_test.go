@@ -36,7 +36,7 @@ func TestPerClientSessionCap(t *testing.T) {
 	}
 	_, err := Dial(ctx, hs.URL, fromIP(t, "127.0.0.1"))
 	var pe *Error
-	if !errors.As(err, &pe) || pe.Code != CodeCapacity || pe.Fields["max_sessions_per_client"] == nil {
+	if !errors.As(err, &pe) || pe.Code != CodeCapacity {
 		t.Fatalf("fourth session of one client: %v", err)
 	}
 	other, err := Dial(ctx, hs.URL, fromIP(t, "127.0.0.2"))

@@ -126,11 +126,13 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		websocket.Accept(w, r, nil)
 		return
 	}
-	// Capacity is checked before the upgrade, so a full server answers with
-	// HTTP 503 CAPACITY_REACHED and a client can try another one.
+	// As OpenEnv's server does, the upgrade is accepted before the session
+	// is made: a full server answers with an error message
+	// (CAPACITY_REACHED) that OpenEnv's client reads, then closes the
+	// connection with 1013 (try again later).
 	sess, e := s.openSession(transportWS, clientIP(r), 0)
 	if e != nil {
-		s.writeError(w, r, e)
+		s.refuseWS(w, r, e)
 		return
 	}
 	defer s.wsWG.Done()
@@ -183,6 +185,18 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// refuseWS accepts the upgrade only to send e as an error message and close.
+func (s *Server) refuseWS(w http.ResponseWriter, r *http.Request, e *Error) {
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.WebSocketOriginPatterns})
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.baseCtx, 5*time.Second)
+	defer cancel()
+	_ = s.writeWS(ctx, conn, s.wsError(e))
+	conn.Close(websocket.StatusTryAgainLater, string(e.Code))
 }
 
 // readMessage reads one message, keeping at most MaxMessageBytes of it:

@@ -21,12 +21,27 @@ func errorBody(tb testing.TB, b []byte) (Code, string) {
 	var m struct {
 		Code    Code
 		Message string
-		Detail  string
+		Detail  json.RawMessage
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
 		tb.Fatalf("error body %q is not JSON: %v", b, err)
 	}
-	if m.Message == "" || m.Detail != m.Message {
+	// detail: the message, or for a validation error FastAPI's list of
+	// {type, loc, msg, input}.
+	var detail string
+	if m.Code == CodeValidation {
+		var list []struct {
+			Type string
+			Loc  []string
+			Msg  string
+		}
+		if json.Unmarshal(m.Detail, &list) == nil && len(list) == 1 && list[0].Type != "" && len(list[0].Loc) > 0 {
+			detail = list[0].Msg
+		}
+	} else {
+		json.Unmarshal(m.Detail, &detail)
+	}
+	if m.Message == "" || detail != m.Message {
 		tb.Errorf("error body %s: want message and detail", b)
 	}
 	return m.Code, m.Message
@@ -166,6 +181,17 @@ func TestWebSocketBadInput(t *testing.T) {
 		b := ws.exchange(c.msg)
 		if got := errorCode(t, b); got != c.code {
 			t.Errorf("%s: got %s, want code %q", c.name, b, c.code)
+		}
+		if c.code == CodeValidation {
+			// OpenEnv's validation errors carry Pydantic's "errors" list.
+			var m struct {
+				Data struct {
+					Errors []struct{ Type, Msg string }
+				}
+			}
+			if json.Unmarshal(b, &m); len(m.Data.Errors) != 1 || m.Data.Errors[0].Msg == "" {
+				t.Errorf("%s: no errors list in %s", c.name, b)
+			}
 		}
 	}
 	// The step after all the errors is the episode's first.

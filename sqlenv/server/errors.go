@@ -122,10 +122,21 @@ const maxMessageLen = 500
 // errorJSON is the error object of both transports: the "data" of a
 // WebSocket error message, and an HTTP error body, where "detail" repeats
 // the message for clients written for FastAPI (OpenEnv's server).
+//
+// A validation error lists what failed as Pydantic does: over HTTP as
+// FastAPI's 422 "detail" list, over WebSocket as OpenEnv's "errors".
 func (e *Error) errorJSON(http bool) map[string]any {
 	m := map[string]any{"code": e.Code, "message": e.Message}
+	var detail any = e.Message
+	if e.Code == CodeValidation {
+		list := []map[string]any{{"type": "value_error", "loc": []string{"body"}, "msg": e.Message, "input": nil}}
+		detail = list
+		if !http {
+			m["errors"] = list
+		}
+	}
 	if http {
-		m["detail"] = e.Message
+		m["detail"] = detail
 	}
 	for k, v := range e.Fields {
 		m[k] = v

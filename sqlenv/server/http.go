@@ -35,6 +35,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /metadata", func(w http.ResponseWriter, r *http.Request) {
 		s.writeJSON(w, http.StatusOK, s.metadata())
 	})
+	mux.HandleFunc("GET /info", func(w http.ResponseWriter, r *http.Request) {
+		s.writeJSON(w, http.StatusOK, s.info())
+	})
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		s.metrics.write(w, s.reg.counts())
@@ -46,7 +49,7 @@ func (s *Server) routes() http.Handler {
 	})
 	// Anything else gets a JSON error, as FastAPI (OpenEnv's server) sends.
 	allowed := map[string]string{"/reset": "POST", "/step": "POST", "/state": "GET", "/health": "GET",
-		"/schema": "GET", "/metadata": "GET", "/metrics": "GET", "/ws": "GET", "/mcp": "POST", "/openapi.json": "GET"}
+		"/schema": "GET", "/metadata": "GET", "/info": "GET", "/metrics": "GET", "/ws": "GET", "/mcp": "POST", "/openapi.json": "GET"}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if m, ok := allowed[r.URL.Path]; ok || strings.HasPrefix(r.URL.Path, "/sessions/") {
 			if !ok {

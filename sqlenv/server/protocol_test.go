@@ -124,7 +124,7 @@ func TestHTTPProtocol(t *testing.T) {
 	q := question(t, goldenQuestion)
 
 	for _, c := range []struct{ path, name string }{
-		{"/health", "health"}, {"/schema", "schema"}, {"/metadata", "metadata"}, {"/state", "http_state_stateless"},
+		{"/health", "health"}, {"/schema", "schema"}, {"/metadata", "metadata"}, {"/info", "info"}, {"/state", "http_state_stateless"},
 	} {
 		status, _, body := request(t, "GET", u+c.path, nil, "")
 		if status != 200 {

@@ -72,10 +72,25 @@ func schemas() obj {
 	return obj{"action": action, "observation": observation, "state": state}
 }
 
-// metadata returns /metadata: OpenEnv's EnvironmentMetadata (name,
-// description, version…) and what a client needs to know about this
-// server: action types, step budget, questions, protocol extensions.
+// metadata returns /metadata: exactly OpenEnv's EnvironmentMetadata (name,
+// description, readme_content, version, author, documentation_url), which
+// forbids other fields; the server's own details are in /info.
 func (s *Server) metadata() obj {
+	return obj{
+		"name": Name,
+		"description": "Answer natural-language questions about a SQLite database whose schema is hidden, " +
+			"exploring it with DESCRIBE, SAMPLE and QUERY under a step budget, then ANSWER.",
+		"readme_content":    nil,
+		"version":           Version,
+		"author":            "gosqlenv",
+		"documentation_url": "https://github.com/gosqlenv/gosqlenv#openenv-server",
+	}
+}
+
+// info returns /info: what a client needs to know about this server beyond
+// OpenEnv's metadata: action types, step budget, questions, databases,
+// limits and protocol extensions.
+func (s *Server) info() obj {
 	budget := s.cfg.Env.StepBudget
 	if budget == 0 {
 		budget = sqlenv.DefaultStepBudget
@@ -90,13 +105,8 @@ func (s *Server) metadata() obj {
 	}
 	slices.Sort(names)
 	return obj{
-		"name": Name,
-		"description": "Answer natural-language questions about a SQLite database whose schema is hidden, " +
-			"exploring it with DESCRIBE, SAMPLE and QUERY under a step budget, then ANSWER.",
+		"name":              Name,
 		"version":           Version,
-		"author":            "gosqlenv",
-		"documentation_url": "https://github.com/gosqlenv/gosqlenv#openenv-server",
-		"readme_content":    nil,
 		"action_types":      sqlenv.ActionTypes,
 		"step_budget":       budget,
 		"questions":         len(s.cfg.Env.Questions),

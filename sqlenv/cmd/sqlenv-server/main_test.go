@@ -70,7 +70,7 @@ func TestServe(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	resp, err := http.Get("http://" + addr + "/metadata")
+	resp, err := http.Get("http://" + addr + "/info")
 	if err != nil {
 		t.Fatal(err)
 	}

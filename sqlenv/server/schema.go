@@ -105,15 +105,15 @@ func (s *Server) info() obj {
 	}
 	slices.Sort(names)
 	return obj{
-		"name":              Name,
-		"version":           Version,
-		"action_types":      sqlenv.ActionTypes,
-		"step_budget":       budget,
-		"questions":         len(s.cfg.Env.Questions),
-		"databases":         names,
-		"max_sessions":      s.cfg.MaxSessions,
-		"idle_timeout_s":    s.cfg.IdleTimeout.Seconds(),
-		"step_timeout_s":    s.cfg.StepTimeout.Seconds(),
+		"name":           Name,
+		"version":        Version,
+		"action_types":   sqlenv.ActionTypes,
+		"step_budget":    budget,
+		"questions":      len(s.cfg.Env.Questions),
+		"databases":      names,
+		"max_sessions":   s.cfg.MaxSessions,
+		"idle_timeout_s": s.cfg.IdleTimeout.Seconds(),
+		"step_timeout_s": s.cfg.StepTimeout.Seconds(),
 		"extensions": []string{
 			"stateful HTTP sessions: /reset returns session_id (and header X-Session-Id); /step and /state take it; DELETE /sessions/{id}",
 			"reset accepts question_id",

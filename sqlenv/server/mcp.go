@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -63,36 +64,44 @@ func argSchema(name, desc string) obj {
 
 // handleMCP answers POST /mcp.
 func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
-	reply := func(resp rpcResponse) {
-		resp.JSONRPC = "2.0"
-		if resp.ID == nil {
-			resp.ID = json.RawMessage("null")
-		}
-		s.writeJSON(w, http.StatusOK, resp)
-	}
-	fail := func(id json.RawMessage, code int, msg string) {
-		reply(rpcResponse{ID: id, Error: &rpcError{Code: code, Message: truncate(msg, maxMessageLen)}})
-	}
 	m, e := s.readBody(w, r)
 	if e != nil {
+		code := rpcInvalidRequest
 		if e.Code == CodeInvalidJSON {
-			fail(nil, rpcParseError, "Parse error: "+e.Message)
-		} else {
-			fail(nil, rpcInvalidRequest, e.Message)
+			code = rpcParseError
 		}
+		s.writeJSON(w, http.StatusOK, rpcFail(nil, code, e.Message))
 		return
 	}
+	s.writeJSON(w, http.StatusOK, s.mcp(r.Context(), m, clientIP(r), nil))
+}
+
+func rpcFail(id json.RawMessage, code int, msg string) rpcResponse {
+	return rpcReply(rpcResponse{ID: id, Error: &rpcError{Code: code, Message: truncate(msg, maxMessageLen)}})
+}
+
+func rpcReply(resp rpcResponse) rpcResponse {
+	resp.JSONRPC = "2.0"
+	if resp.ID == nil {
+		resp.ID = json.RawMessage("null")
+	}
+	return resp
+}
+
+// mcp answers one JSON-RPC request m. Over a WebSocket, wsSess is the
+// connection's session: tools act in it and openenv/session/create names
+// it (by a tag: a WebSocket session is not reachable by id); over HTTP,
+// tools act in the HTTP session named by session_id.
+func (s *Server) mcp(ctx context.Context, m map[string]json.RawMessage, client string, wsSess *session) rpcResponse {
 	id := m["id"]
 	var version, method string
 	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" || json.Unmarshal(m["method"], &method) != nil || method == "" {
-		fail(id, rpcInvalidRequest, `Invalid Request: need "jsonrpc": "2.0" and a "method"`)
-		return
+		return rpcFail(id, rpcInvalidRequest, `Invalid Request: need "jsonrpc": "2.0" and a "method"`)
 	}
 	params := map[string]json.RawMessage{}
 	if raw, ok := m["params"]; ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &params); err != nil {
-			fail(id, rpcInvalidParams, "Params must be an object")
-			return
+			return rpcFail(id, rpcInvalidParams, "Params must be an object")
 		}
 	}
 	text := func(key string) string {
@@ -102,37 +111,39 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch method {
 	case "tools/list":
-		reply(rpcResponse{ID: id, Result: obj{"tools": mcpTools}})
+		return rpcReply(rpcResponse{ID: id, Result: obj{"tools": mcpTools}})
 	case "openenv/session/create":
-		sess, e := s.openSession(transportHTTP, clientIP(r), 1)
+		if wsSess != nil {
+			return rpcReply(rpcResponse{ID: id, Result: obj{"session_id": wsSess.tag()}})
+		}
+		sess, e := s.openSession(transportHTTP, client, 1)
 		if e != nil {
-			reply(rpcResponse{ID: id, Error: &rpcError{Code: rpcServerError, Message: e.Message, Data: e.Fields}})
-			return
+			return rpcReply(rpcResponse{ID: id, Error: &rpcError{Code: rpcServerError, Message: e.Message, Data: e.Fields}})
 		}
 		defer s.reg.release(sess, time.Now())
-		if _, e := s.reset(r.Context(), sess, sqlenv.ResetOptions{}); e != nil {
+		if _, e := s.reset(ctx, sess, sqlenv.ResetOptions{}); e != nil {
 			s.reg.remove(sess)
 			s.closeSession(sess, "reset failed")
-			reply(rpcResponse{ID: id, Error: &rpcError{Code: rpcServerError, Message: e.Message}})
-			return
+			return rpcReply(rpcResponse{ID: id, Error: &rpcError{Code: rpcServerError, Message: e.Message}})
 		}
-		reply(rpcResponse{ID: id, Result: obj{"session_id": sess.id}})
+		return rpcReply(rpcResponse{ID: id, Result: obj{"session_id": sess.id}})
 	case "openenv/session/close":
 		sid := text("session_id")
 		if sid == "" {
-			fail(id, rpcInvalidParams, "Invalid params - 'session_id' is required")
-			return
+			return rpcFail(id, rpcInvalidParams, "Invalid params - 'session_id' is required")
+		}
+		if wsSess != nil && sid == wsSess.tag() {
+			return rpcFail(id, rpcInvalidRequest, "Cannot close active WebSocket-managed session via MCP method")
 		}
 		sess, ok := s.reg.acquire(sid, time.Now())
 		if !ok {
-			fail(id, rpcInvalidParams, "Unknown session_id")
-			return
+			return rpcFail(id, rpcInvalidParams, "Unknown session_id")
 		}
 		s.reg.release(sess, time.Now())
 		if s.reg.remove(sess) {
 			s.closeSession(sess, "closed over MCP")
 		}
-		reply(rpcResponse{ID: id, Result: obj{"session_id": sid, "closed": true}})
+		return rpcReply(rpcResponse{ID: id, Result: obj{"session_id": sid, "closed": true}})
 	case "tools/call":
 		name := text("name")
 		var args map[string]any
@@ -144,36 +155,33 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		if tool == nil {
-			fail(id, rpcInvalidParams, "Tool not found: "+name)
-			return
-		}
-		sid := text("session_id")
-		if v, ok := args["session_id"].(string); ok && sid == "" {
-			sid = v
-		}
-		if sid == "" {
-			fail(id, rpcInvalidParams, "Invalid params - 'session_id' is required: an episode runs in a session (openenv/session/create)")
-			return
+			return rpcFail(id, rpcInvalidParams, "Tool not found: "+name)
 		}
 		argName := tool.InputSchema["required"].([]string)[0]
 		arg, ok := args[argName].(string)
 		if !ok {
-			fail(id, rpcInvalidParams, "Invalid params - arguments."+argName+" must be a string")
-			return
+			return rpcFail(id, rpcInvalidParams, "Invalid params - arguments."+argName+" must be a string")
 		}
-		sess, found := s.reg.acquire(sid, time.Now())
-		if !found {
-			fail(id, rpcInvalidParams, "Unknown session_id")
-			return
+		sess := wsSess
+		if sess == nil {
+			sid := text("session_id")
+			if v, ok := args["session_id"].(string); ok && sid == "" {
+				sid = v
+			}
+			if sid == "" {
+				return rpcFail(id, rpcInvalidParams, "Invalid params - 'session_id' is required: an episode runs in a session (openenv/session/create)")
+			}
+			var found bool
+			if sess, found = s.reg.acquire(sid, time.Now()); !found {
+				return rpcFail(id, rpcInvalidParams, "Unknown session_id")
+			}
+			defer s.reg.release(sess, time.Now())
 		}
-		defer s.reg.release(sess, time.Now())
-		obs, e := s.step(r.Context(), sess, sqlenv.Action{ActionType: sqlenv.ActionType(strings.ToUpper(name)), Argument: arg}, 0)
+		obs, e := s.step(ctx, sess, sqlenv.Action{ActionType: sqlenv.ActionType(strings.ToUpper(name)), Argument: arg}, 0)
 		if e != nil {
-			reply(rpcResponse{ID: id, Error: &rpcError{Code: rpcServerError, Message: e.Message, Data: obj{"code": e.Code}}})
-			return
+			return rpcReply(rpcResponse{ID: id, Error: &rpcError{Code: rpcServerError, Message: e.Message, Data: obj{"code": e.Code}}})
 		}
-		reply(rpcResponse{ID: id, Result: encodeResult(obs, false)})
-	default:
-		fail(id, rpcMethodNotFound, "Method not found: "+method)
+		return rpcReply(rpcResponse{ID: id, Result: encodeResult(obs, false)})
 	}
+	return rpcFail(id, rpcMethodNotFound, "Method not found: "+method)
 }

@@ -118,3 +118,37 @@ func TestMCPTools(t *testing.T) {
 		t.Errorf("state after session/close: %d", status)
 	}
 }
+
+// TestMCPOverWebSocket: an "mcp" message carries a JSON-RPC request whose
+// tools act in the connection's own session, as in OpenEnv.
+func TestMCPOverWebSocket(t *testing.T) {
+	_, hs := testServer(t, Config{})
+	ws := dialRaw(t, hs.URL)
+	var list struct {
+		Type string
+		Data struct {
+			JSONRPC string
+			Result  struct{ Tools []struct{ Name string } }
+		}
+	}
+	if err := json.Unmarshal(ws.exchange(`{"type": "mcp", "data": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}}`), &list); err != nil ||
+		list.Type != "mcp" || list.Data.JSONRPC != "2.0" || len(list.Data.Result.Tools) != 4 {
+		t.Fatalf("tools/list: %+v %v", list, err)
+	}
+	ws.exchange(`{"type": "reset", "data": {"question_id": "bank_eval_000"}}`)
+	b := ws.exchange(`{"type": "mcp", "data": {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "describe", "arguments": {"table": "customer"}}}}`)
+	var call struct {
+		Type string
+		Data struct {
+			Result struct {
+				Observation struct {
+					StepCount int `json:"step_count"`
+				}
+			}
+			Error any
+		}
+	}
+	if err := json.Unmarshal(b, &call); err != nil || call.Type != "mcp" || call.Data.Error != nil || call.Data.Result.Observation.StepCount != 1 {
+		t.Fatalf("tools/call: %s", b)
+	}
+}

@@ -251,9 +251,9 @@ func (s *Server) handleMessage(ctx context.Context, sess *session, data []byte) 
 		json.Unmarshal(raw, &typ) // a non-string type is an unknown type
 	}
 	switch typ {
-	case "reset", "step", "state", "close":
+	case "reset", "step", "state", "close", "mcp":
 	default:
-		return s.wsError(errorf(CodeUnknownType, "Unknown message type: %q (use reset, step, state or close)", typ)), false
+		return s.wsError(errorf(CodeUnknownType, "Unknown message type: %q (use reset, step, state, mcp or close)", typ)), false
 	}
 	for k := range m {
 		if !wsMessageFields[k] {
@@ -290,6 +290,14 @@ func (s *Server) handleMessage(ctx context.Context, sess *session, data []byte) 
 		st := encodeState(sess.env)
 		sess.mu.Unlock()
 		return &wsEnvelope{Type: "state", Data: st}, false
+	case "mcp":
+		// OpenEnv's MCP over the WebSocket: data is a JSON-RPC request,
+		// answered in an "mcp" message; tools act in this session.
+		req, e := object(m["data"], "mcp data")
+		if e != nil {
+			return s.wsError(e), false
+		}
+		return &wsEnvelope{Type: "mcp", Data: s.mcp(ctx, req, "", sess)}, false
 	}
 	return nil, true // close
 }

@@ -176,3 +176,50 @@ func TestClientGoneMidStep(t *testing.T) {
 	}
 	t.Error("the disconnect was not counted as a client cancel")
 }
+
+// TestShutdownAnswersRunningSteps: when the shutdown timeout runs out, a
+// step still running is cancelled and its request answered with
+// SHUTTING_DOWN, not cut, and Serve returns soon after the timeout.
+func TestShutdownAnswersRunningSteps(t *testing.T) {
+	qs, dbs := bundledData(t)
+	s, err := New(Config{Env: sqlenv.Config{Questions: qs, Databases: dbs}, Logger: quietLogger(),
+		ShutdownTimeout: 300 * time.Millisecond, NewEnv: func() (sqlenv.Env, error) { return blockingEnv{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(sctx, l) }()
+	u := "http://" + l.Addr().String()
+	status, hdr, body := request(t, "POST", u+"/reset", nil, `{}`)
+	if status != 200 {
+		t.Fatalf("reset: %d %s", status, body)
+	}
+	answered := make(chan []byte, 1)
+	go func() {
+		_, _, b := request(t, "POST", u+"/step", map[string]string{SessionHeader: hdr.Get(SessionHeader)},
+			`{"action": {"action_type": "QUERY", "argument": "SELECT 1"}}`)
+		answered <- b
+	}()
+	time.Sleep(100 * time.Millisecond) // the step is running
+	start := time.Now()
+	stop()
+	select {
+	case b := <-answered:
+		if code, _ := errorBody(t, b); code != CodeShuttingDown {
+			t.Errorf("the running step was answered %s", b)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the running step got no answer")
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	if took := time.Since(start); took > 300*time.Millisecond+shutdownGrace+time.Second {
+		t.Errorf("shutdown took %v", took)
+	}
+}

@@ -186,6 +186,10 @@ func (s *Server) closeDBs() {
 // ServeHTTP serves the protocol.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
+// shutdownGrace is how long requests whose steps were cancelled at the end
+// of ShutdownTimeout get to write their answer.
+const shutdownGrace = 500 * time.Millisecond
+
 // Serve accepts connections on l until ctx ends, then shuts down
 // gracefully: it stops accepting, lets in-flight requests and WebSocket
 // messages finish (each connection closes after its current message, with
@@ -215,6 +219,18 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	wg.Go(func() { httpErr = hs.Shutdown(sctx) })
 	wg.Go(func() { wsErr = s.Shutdown(sctx) })
 	wg.Wait()
+	if httpErr != nil {
+		// Out of time: cancel the steps still running, so that their
+		// requests are answered (SHUTTING_DOWN) rather than cut, and give
+		// them a moment to write that answer.
+		s.log.Warn("shutdown timeout reached: cancelling the steps still running", "timeout", s.cfg.ShutdownTimeout)
+		s.cancel()
+		gctx, gcancel := context.WithTimeout(context.Background(), shutdownGrace)
+		if hs.Shutdown(gctx) == nil {
+			httpErr = nil
+		}
+		gcancel()
+	}
 	<-errc // http.ErrServerClosed
 	s.Close()
 	if err := errors.Join(httpErr, wsErr); err != nil {
@@ -356,7 +372,7 @@ func (s *Server) reset(ctx context.Context, sess *session, opts sqlenv.ResetOpti
 	if e := s.checkQuestion(opts); e != nil {
 		return sqlenv.Observation{}, e
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, s.cfg.StepTimeout, errStepTimeout)
+	ctx, cancel := s.stepContext(ctx, s.cfg.StepTimeout)
 	defer cancel()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
@@ -374,7 +390,7 @@ func (s *Server) step(ctx context.Context, sess *session, a sqlenv.Action, timeo
 	if timeout <= 0 || timeout > s.cfg.StepTimeout {
 		timeout = s.cfg.StepTimeout
 	}
-	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errStepTimeout)
+	ctx, cancel := s.stepContext(ctx, timeout)
 	defer cancel()
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
@@ -387,9 +403,26 @@ func (s *Server) step(ctx context.Context, sess *session, a sqlenv.Action, timeo
 	return obs, nil
 }
 
+// stepContext bounds a reset or step: its timeout, the caller's context,
+// and the server's shutdown (when the shutdown timeout runs out, steps still
+// running are cancelled so that they answer SHUTTING_DOWN before their
+// connections close).
+func (s *Server) stepContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancelTimeout := context.WithTimeoutCause(ctx, timeout, errStepTimeout)
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(s.baseCtx, func() { cancel(errShutdown) })
+	return ctx, func() { stop(); cancel(nil); cancelTimeout() }
+}
+
+var errShutdown = errors.New("server shutting down")
+
 // envError classifies an environment error, telling our timeout from the
-// caller's cancellation (a client that went away mid-step).
+// caller's cancellation (a client that went away mid-step) and from the
+// server's shutdown.
 func (s *Server) envError(ctx context.Context, err error) *Error {
+	if errors.Is(context.Cause(ctx), errShutdown) {
+		return errorf(CodeShuttingDown, "the server is shutting down: the step was cancelled and changed nothing")
+	}
 	if errors.Is(context.Cause(ctx), errStepTimeout) && errors.Is(err, context.DeadlineExceeded) {
 		err = errStepTimeout
 	} else if errors.Is(err, context.Canceled) && ctx.Err() != nil {

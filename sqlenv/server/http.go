@@ -45,7 +45,13 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /ws", s.handleWS)
 	mux.HandleFunc("POST /mcp", s.handleMCP)
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
-		s.writeJSON(w, http.StatusOK, openAPI())
+		doc, err := openAPIDocument()
+		if err != nil {
+			s.writeError(w, r, errorf(CodeExecution, "OpenAPI document: %v", err))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(doc)
 	})
 	// Anything else gets a JSON error, as FastAPI (OpenEnv's server) sends.
 	allowed := map[string]string{"/reset": "POST", "/step": "POST", "/state": "GET", "/health": "GET",

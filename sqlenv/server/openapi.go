@@ -1,63 +1,104 @@
 package server
 
-// openAPI returns /openapi.json: an OpenAPI 3.1 description of the HTTP
-// endpoints, whose bodies are the JSON Schemas of /schema (the action, the
-// observation, the state), so that OpenEnv's validator (`openenv validate
-// --url`) finds the version and the simulation-mode paths /reset, /step
-// and /state.
-func openAPI() obj {
-	sc := schemas()
-	ref := func(name string) obj { return obj{"$ref": "#/components/schemas/" + name} }
-	jsonBody := func(schema obj) obj {
-		return obj{"content": obj{"application/json": obj{"schema": schema}}}
+import (
+	"encoding/json"
+	"net/http"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3gen"
+)
+
+// The request bodies as documented in /openapi.json. The handlers decode
+// bodies field by field (decodeReset, decodeStep: strict, with messages
+// that name the field); TestOpenAPIRequestTypesMatchDecoders keeps these
+// types and the decoders in step. Responses are documented from the very
+// types the handlers encode (resultJSON, stateJSON, errorJSON's fields).
+type (
+	resetRequestDoc struct {
+		Seed       *int64  `json:"seed,omitempty"`
+		EpisodeID  *string `json:"episode_id,omitempty"`
+		QuestionID string  `json:"question_id,omitempty"`
+		SessionID  string  `json:"session_id,omitempty"`
 	}
-	ok := func(desc string, schema obj) obj {
-		return obj{"200": obj{"description": desc, "content": obj{"application/json": obj{"schema": schema}}},
-			"422": obj{"description": "Validation error", "content": obj{"application/json": obj{"schema": ref("Error")}}}}
+	actionDoc struct {
+		ActionType string         `json:"action_type"`
+		Argument   string         `json:"argument"`
+		Metadata   map[string]any `json:"metadata,omitempty"`
 	}
-	result := obj{"type": "object", "properties": obj{
-		"observation": ref("SQLObservation"),
-		"reward":      obj{"anyOf": []obj{{"type": "number"}, {"type": "null"}}},
-		"done":        obj{"type": "boolean"},
-	}, "required": []string{"observation", "reward", "done"}}
-	resetRequest := obj{"type": "object", "properties": obj{
-		"seed":        obj{"anyOf": []obj{{"type": "integer", "minimum": 0}, {"type": "null"}}},
-		"episode_id":  obj{"anyOf": []obj{{"type": "string"}, {"type": "null"}}},
-		"question_id": str("Start the episode on this question"),
-		"session_id":  str("Reset this stateful HTTP session instead of opening one"),
-	}}
-	stepRequest := obj{"type": "object", "properties": obj{
-		"action":     ref("SQLAction"),
-		"timeout_s":  obj{"anyOf": []obj{{"type": "number", "exclusiveMinimum": 0}, {"type": "null"}}},
-		"session_id": str("The stateful HTTP session of the episode"),
-	}, "required": []string{"action"}}
-	get := func(summary string, schema obj) obj {
-		return obj{"get": obj{"summary": summary, "responses": ok(summary, schema)}}
+	stepRequestDoc struct {
+		Action    actionDoc `json:"action"`
+		TimeoutS  *float64  `json:"timeout_s,omitempty"`
+		RequestID string    `json:"request_id,omitempty"`
+		SessionID string    `json:"session_id,omitempty"`
 	}
-	return obj{
-		"openapi": "3.1.0",
-		"info": obj{"title": Name, "version": Version,
-			"description": "sqlenv over OpenEnv's HTTP protocol (simulation mode), with stateful HTTP sessions and MCP at /mcp"},
-		"paths": obj{
-			"/reset": obj{"post": obj{"summary": "Reset the environment", "requestBody": jsonBody(resetRequest),
-				"responses": ok("The first observation", result)}},
-			"/step": obj{"post": obj{"summary": "Take a step", "requestBody": jsonBody(stepRequest),
-				"responses": ok("The observation after the step", result)}},
-			"/state":    get("The running episode's state", ref("SQLState")),
-			"/health":   get("Health", obj{"type": "object", "properties": obj{"status": str("healthy")}}),
-			"/schema":   get("The action, observation and state JSON Schemas", obj{"type": "object"}),
-			"/metadata": get("The environment's metadata (OpenEnv's EnvironmentMetadata)", obj{"type": "object"}),
-			"/info":     get("The server's details: action types, step budget, questions, databases, limits", obj{"type": "object"}),
-			"/mcp": obj{"post": obj{"summary": "MCP JSON-RPC 2.0 (tools/list, tools/call, openenv/session/create, openenv/session/close)",
-				"requestBody": jsonBody(obj{"type": "object"}), "responses": ok("A JSON-RPC 2.0 response", obj{"type": "object"})}},
-			"/sessions/{id}": obj{"delete": obj{"summary": "End a stateful HTTP session",
-				"parameters": []obj{{"name": "id", "in": "path", "required": true, "schema": obj{"type": "string"}}},
-				"responses":  obj{"204": obj{"description": "Closed"}}}},
-		},
-		"components": obj{"schemas": obj{
-			"SQLAction": sc["action"], "SQLObservation": sc["observation"], "SQLState": sc["state"],
-			"Error": obj{"type": "object", "properties": obj{"code": str("Error code"), "message": str("What went wrong"),
-				"detail": obj{"description": "The message again, for FastAPI clients"}}},
-		}},
+	errorDoc struct {
+		Code    Code   `json:"code"`
+		Message string `json:"message"`
+		Detail  any    `json:"detail"`
 	}
+	healthDoc struct {
+		Status string `json:"status"`
+	}
+)
+
+var (
+	openAPIOnce sync.Once
+	openAPIJSON []byte
+	openAPIErr  error
+)
+
+// openAPIDocument is /openapi.json: OpenAPI 3.0 of the HTTP endpoints,
+// built with kin-openapi, its schemas generated (openapi3gen) from the Go
+// types of the bodies, so that OpenEnv's validator (`openenv validate
+// --url`) finds the version and the simulation mode's /reset, /step and
+// /state.
+func openAPIDocument() ([]byte, error) {
+	openAPIOnce.Do(func() {
+		schemas := openapi3.Schemas{}
+		gen := openapi3gen.NewGenerator(openapi3gen.CreateComponentSchemas(openapi3gen.ExportComponentSchemasOptions{ExportComponentSchemas: true}))
+		schema := func(v any) *openapi3.SchemaRef {
+			ref, err := gen.NewSchemaRefForValue(v, schemas)
+			if err != nil && openAPIErr == nil {
+				openAPIErr = err
+			}
+			return ref
+		}
+		object := openapi3.NewObjectSchema().NewRef()
+		op := func(summary string, body *openapi3.SchemaRef, ok *openapi3.SchemaRef) *openapi3.Operation {
+			o := openapi3.NewOperation()
+			o.Summary = summary
+			if body != nil {
+				o.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithJSONSchemaRef(body)}
+			}
+			o.AddResponse(http.StatusOK, openapi3.NewResponse().WithDescription(summary).WithJSONSchemaRef(ok))
+			o.AddResponse(http.StatusUnprocessableEntity, openapi3.NewResponse().WithDescription("Validation error").WithJSONSchemaRef(schema(errorDoc{})))
+			return o
+		}
+		result := schema(resultJSON{})
+		doc := &openapi3.T{
+			OpenAPI: "3.0.3",
+			Info: &openapi3.Info{Title: Name, Version: Version,
+				Description: "sqlenv over OpenEnv's HTTP protocol (simulation mode), with stateful HTTP sessions and MCP at /mcp"},
+			Paths: openapi3.NewPaths(),
+		}
+		doc.Paths.Set("/reset", &openapi3.PathItem{Post: op("Reset the environment (opens a stateful session)", schema(resetRequestDoc{}), result)})
+		doc.Paths.Set("/step", &openapi3.PathItem{Post: op("Take a step", schema(stepRequestDoc{}), result)})
+		doc.Paths.Set("/state", &openapi3.PathItem{Get: op("The running episode's state", nil, schema(stateJSON{}))})
+		doc.Paths.Set("/health", &openapi3.PathItem{Get: op("Health", nil, schema(healthDoc{}))})
+		doc.Paths.Set("/schema", &openapi3.PathItem{Get: op("The action, observation and state JSON Schemas", nil, object)})
+		doc.Paths.Set("/metadata", &openapi3.PathItem{Get: op("OpenEnv's EnvironmentMetadata", nil, object)})
+		doc.Paths.Set("/info", &openapi3.PathItem{Get: op("This server's details", nil, object)})
+		doc.Paths.Set("/mcp", &openapi3.PathItem{Post: op("MCP, JSON-RPC 2.0", object, object)})
+		del := openapi3.NewOperation()
+		del.Summary = "End a stateful HTTP session"
+		del.Parameters = openapi3.Parameters{{Value: openapi3.NewPathParameter("id").WithSchema(openapi3.NewStringSchema())}}
+		del.AddResponse(http.StatusNoContent, openapi3.NewResponse().WithDescription("Closed"))
+		doc.Paths.Set("/sessions/{id}", &openapi3.PathItem{Delete: del})
+		doc.Components = &openapi3.Components{Schemas: schemas}
+		if openAPIErr == nil {
+			openAPIJSON, openAPIErr = json.Marshal(doc)
+		}
+	})
+	return openAPIJSON, openAPIErr
 }

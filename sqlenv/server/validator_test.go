@@ -2,6 +2,9 @@ package server
 
 import (
 	"encoding/json"
+	"github.com/getkin/kin-openapi/openapi3"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -150,5 +153,58 @@ func TestMCPOverWebSocket(t *testing.T) {
 	}
 	if err := json.Unmarshal(b, &call); err != nil || call.Type != "mcp" || call.Data.Error != nil || call.Data.Result.Observation.StepCount != 1 {
 		t.Fatalf("tools/call: %s", b)
+	}
+}
+
+// jsonNames lists the JSON names of a struct's fields, sorted.
+func jsonNames(v any) []string {
+	var out []string
+	t := reflect.TypeOf(v)
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestOpenAPIRequestTypesMatchDecoders: every field /openapi.json documents
+// for a request is one the handler's decoder reads (a value of the wrong
+// type for it is refused, naming it), and an action has exactly the fields
+// the decoder allows.
+func TestOpenAPIRequestTypesMatchDecoders(t *testing.T) {
+	if got, want := jsonNames(actionDoc{}), slices.Sorted(slices.Values(actionFields)); !slices.Equal(got, want) {
+		t.Errorf("documented action fields %v, decoder %v", got, want)
+	}
+	wrong := json.RawMessage(`{"not": "a scalar"}`)
+	for _, name := range jsonNames(resetRequestDoc{}) {
+		if _, e := decodeReset(map[string]json.RawMessage{name: wrong}); e == nil {
+			t.Errorf("reset: the decoder ignores documented field %q", name)
+		}
+	}
+	action := json.RawMessage(`{"action_type": "QUERY", "argument": "SELECT 1"}`)
+	for _, name := range jsonNames(stepRequestDoc{}) {
+		if name == "action" {
+			continue
+		}
+		if _, e := decodeStep(map[string]json.RawMessage{"action": action, name: wrong}); e == nil {
+			t.Errorf("step: the decoder ignores documented field %q", name)
+		}
+	}
+	doc, err := openAPIDocument()
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := openapi3.NewLoader().LoadFromData(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := loaded.Validate(ctx); err != nil {
+		t.Errorf("/openapi.json is not a valid OpenAPI document: %v", err)
+	}
+	for _, want := range []string{`"/reset"`, `"/step"`, `"/state"`, `"action_type"`, `"budget_remaining"`, `"episode_id"`} {
+		if !strings.Contains(string(doc), want) {
+			t.Errorf("/openapi.json lacks %s", want)
+		}
 	}
 }

@@ -187,6 +187,9 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	// A client that does not read its answer holds the connection only
+	// this long (the write deadline; WebSocket messages have their own).
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.cfg.BodyTimeout))
 	w.WriteHeader(status)
 	w.Write(append(b, '\n'))
 }

@@ -43,9 +43,9 @@ type Config struct {
 	// address (default 2 × MaxSessionsPerClient + 16); Serve closes
 	// connections beyond it at once.
 	MaxConnsPerClient int
-	// BodyTimeout is the time an HTTP request body may take to arrive
-	// (default 30 s); IdleConnTimeout closes keep-alive connections idle
-	// that long (default 60 s).
+	// BodyTimeout is the time an HTTP request body may take to arrive, and
+	// a response to be taken by the client (default 30 s); IdleConnTimeout
+	// closes keep-alive connections idle that long (default 60 s).
 	BodyTimeout, IdleConnTimeout time.Duration
 	// EvictAfter is the idle time after which an HTTP session may be
 	// evicted to make room at capacity (default 1 minute; it should be

@@ -38,6 +38,12 @@ type Config struct {
 	Flags []string `yaml:"flags" json:"flags"`
 	// MatchMode is exact (default), contains, regex or numeric.
 	MatchMode MatchMode `yaml:"match_mode" json:"match_mode"`
+	// NumericAbsTol and NumericRelTol are match_mode numeric's tolerances:
+	// two numbers agree within max(abs, rel × the larger magnitude);
+	// integers must be equal (defaults 1e-6 and 1e-6; halo-forge: absolute
+	// 1e-6 only).
+	NumericAbsTol float64 `yaml:"numeric_abs_tol" json:"numeric_abs_tol"`
+	NumericRelTol float64 `yaml:"numeric_rel_tol" json:"numeric_rel_tol"`
 	// PartialCredit selects 0.5 + 0.5 × pass rate (true, default) or 1.0 only
 	// when all tests pass, else 0.5 (false).
 	PartialCredit *bool `yaml:"partial_credit" json:"partial_credit"`
@@ -137,6 +143,8 @@ type configFile struct {
 //	  compiler: g++
 //	  flags: [-O2, -Wall]
 //	  match_mode: exact      # exact | contains | regex | numeric
+//	  numeric_abs_tol: 1e-6  # numeric: max(abs, rel × magnitude); integers exact
+//	  numeric_rel_tol: 1e-6
 //	  partial_credit: true
 //	  compile_timeout: 30s   # or a number of seconds
 //	  run_timeout: 5
@@ -319,10 +327,18 @@ func (c Config) Build() (Verifier, error) {
 	if c.MaxWorkers < 0 {
 		return nil, fmt.Errorf("verify: config: max_workers: negative value %d", c.MaxWorkers)
 	}
+	if c.NumericAbsTol < 0 || c.NumericRelTol < 0 {
+		return nil, fmt.Errorf("verify: config: numeric_abs_tol %g, numeric_rel_tol %g: tolerances cannot be negative", c.NumericAbsTol, c.NumericRelTol)
+	}
 	tests := make([]TestCase, len(c.TestCases))
 	for i, t := range c.TestCases {
 		if t.Timeout < 0 {
 			return nil, fmt.Errorf("verify: config: test_cases[%d].timeout: negative duration %v", i, time.Duration(t.Timeout))
+		}
+		if c.MatchMode == MatchRegex {
+			if err := CheckPattern(t.Expected); err != nil {
+				return nil, fmt.Errorf("verify: config: test_cases[%d].expected: invalid pattern for match_mode regex: %v", i, err)
+			}
 		}
 		tests[i] = TestCase{Name: t.Name, Input: t.Input, Expected: t.Expected, Timeout: time.Duration(t.Timeout)}
 	}
@@ -331,6 +347,9 @@ func (c Config) Build() (Verifier, error) {
 		var unused []string
 		if c.MatchMode != "" {
 			unused = append(unused, "match_mode")
+		}
+		if c.NumericAbsTol != 0 || c.NumericRelTol != 0 {
+			unused = append(unused, "numeric_abs_tol/numeric_rel_tol")
 		}
 		if c.PartialCredit != nil {
 			unused = append(unused, "partial_credit")
@@ -362,6 +381,9 @@ func (c Config) Build() (Verifier, error) {
 	}
 	if c.MatchMode != "" {
 		opts = append(opts, WithMatch(c.MatchMode))
+	}
+	if c.NumericAbsTol != 0 || c.NumericRelTol != 0 {
+		opts = append(opts, WithNumericTolerance(c.NumericAbsTol, c.NumericRelTol))
 	}
 	if c.PartialCredit != nil {
 		opts = append(opts, WithPartialCredit(*c.PartialCredit))

@@ -61,6 +61,9 @@ type ExecutionVerifier struct {
 	RunTimeout     time.Duration // default 5 s
 	MaxWorkers     int           // concurrent test runs within one Verify; default 1
 	Match          MatchMode     // stdout comparison; "" means exact
+	// NumericAbsTol and NumericRelTol are MatchNumeric's tolerances (0: the
+	// defaults, DefaultNumericAbsTol and DefaultNumericRelTol).
+	NumericAbsTol, NumericRelTol float64
 	PartialCredit  bool          // reward 0.5 + 0.5 × pass rate (else 1.0 only when all pass)
 	CacheDir       string        // if set, compiled binaries are cached by hash of compiler, flags and code
 	CompileOnly    bool          // skip tests (compile-only ladder)
@@ -107,6 +110,11 @@ func WithTestCases(tests []TestCase) Option {
 
 // WithMatch sets how stdout is compared with the expected output.
 func WithMatch(m MatchMode) Option { return func(v *ExecutionVerifier) { v.Match = m } }
+
+// WithNumericTolerance sets MatchNumeric's absolute and relative tolerances.
+func WithNumericTolerance(abs, rel float64) Option {
+	return func(v *ExecutionVerifier) { v.NumericAbsTol, v.NumericRelTol = abs, rel }
+}
 
 // WithPartialCredit selects the reward with tests: 0.5 + 0.5 × pass rate
 // (true, the default) or 1.0 only when every test passes, else 0.5 (false).
@@ -511,6 +519,6 @@ func (v *ExecutionVerifier) runTest(ctx context.Context, work, bin string, i int
 	if r.Err != nil {
 		tr.Stderr = "sandbox error: " + r.Err.Error()
 	}
-	tr.Passed = r.OK() && !r.StdoutTruncated && Match(v.Match, string(r.Stdout), tc.Expected)
+	tr.Passed = r.OK() && !r.StdoutTruncated && Matcher{Mode: v.Match, AbsTol: v.NumericAbsTol, RelTol: v.NumericRelTol}.Match(string(r.Stdout), tc.Expected)
 	return tr, r.Notices
 }

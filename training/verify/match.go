@@ -2,15 +2,22 @@ package verify
 
 import (
 	"math"
+	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
+
+	"github.com/dlclark/regexp2"
 )
 
 // MatchMode selects how a program's stdout is compared with the expected text.
 // Before any comparison both sides are normalised: CRLF becomes LF, trailing
 // spaces and tabs are stripped from every line, and the whole text is trimmed
-// of leading and trailing whitespace.
+// of leading and trailing whitespace (halo-forge compares only after strip();
+// the per-line normalisation is this project's, so that a trailing space or a
+// Windows line end never fails a correct program).
 type MatchMode string
 
 const (
@@ -18,13 +25,31 @@ const (
 	MatchExact MatchMode = "exact"
 	// MatchContains: expected is a substring of actual.
 	MatchContains MatchMode = "contains"
-	// MatchRegex: expected is a Go RE2 pattern that must match the whole of actual.
+	// MatchRegex: expected is a pattern that must match at the start of
+	// actual, as Python's re.match does (halo-forge); the pattern syntax is
+	// regexp2's (look-ahead, look-behind and back-references work, as in
+	// Python's re). An invalid pattern is refused by Config.Build.
 	MatchRegex MatchMode = "regex"
 	// MatchNumeric: every number is extracted from both sides (signs, decimals
-	// such as ".5", exponents); the counts must be equal and each pair must agree
-	// within max(1e-9 absolute, 1e-6 relative).
+	// such as ".5", exponents); the counts must be equal; two integers
+	// (written without a point or exponent) must be equal, other pairs agree
+	// within max(absolute tolerance, relative tolerance × the larger
+	// magnitude): by default 1e-6 and 1e-6 (halo-forge: absolute 1e-6 only).
 	MatchNumeric MatchMode = "numeric"
 )
+
+// Default numeric tolerances (Matcher.AbsTol, Matcher.RelTol).
+const (
+	DefaultNumericAbsTol = 1e-6
+	DefaultNumericRelTol = 1e-6
+)
+
+// Matcher compares outputs under a mode with its numeric tolerances (zero
+// tolerances take the defaults).
+type Matcher struct {
+	Mode           MatchMode
+	AbsTol, RelTol float64
+}
 
 // Normalize applies the whitespace normalisation described on MatchMode.
 func Normalize(s string) string {
@@ -49,29 +74,88 @@ func Numbers(s string) []float64 {
 	return out
 }
 
-// Match compares actual with expected under mode (empty mode = exact).
+// Match compares actual with expected under mode (empty mode = exact) with
+// the default numeric tolerances.
 func Match(mode MatchMode, actual, expected string) bool {
+	return Matcher{Mode: mode}.Match(actual, expected)
+}
+
+// Match compares actual with expected (see MatchMode).
+func (m Matcher) Match(actual, expected string) bool {
 	a, e := Normalize(actual), Normalize(expected)
-	switch mode {
+	switch m.Mode {
 	case MatchContains:
 		return strings.Contains(a, e)
 	case MatchRegex:
-		re, err := regexp.Compile(`^(?:` + e + `)$`)
-		return err == nil && re.MatchString(a)
-	case MatchNumeric:
-		an, en := Numbers(a), Numbers(e)
-		if len(an) != len(en) {
+		re, err := compilePattern(e)
+		if err != nil {
 			return false
 		}
-		for i := range an {
-			d := math.Abs(an[i] - en[i])
-			tol := math.Max(1e-9, 1e-6*math.Max(math.Abs(an[i]), math.Abs(en[i])))
-			if !(d <= tol) && an[i] != en[i] {
-				return false
-			}
-		}
-		return true
+		ok, err := re.MatchString(a)
+		return err == nil && ok
+	case MatchNumeric:
+		return m.numbersAgree(a, e)
 	default:
 		return a == e
 	}
+}
+
+func (m Matcher) numbersAgree(a, e string) bool {
+	abs, rel := m.AbsTol, m.RelTol
+	if abs == 0 {
+		abs = DefaultNumericAbsTol
+	}
+	if rel == 0 {
+		rel = DefaultNumericRelTol
+	}
+	an, en := numRe.FindAllString(a, -1), numRe.FindAllString(e, -1)
+	if len(an) != len(en) {
+		return false
+	}
+	for i := range an {
+		if isInteger(an[i]) && isInteger(en[i]) {
+			x, okx := new(big.Int).SetString(strings.TrimPrefix(an[i], "+"), 10)
+			y, oky := new(big.Int).SetString(strings.TrimPrefix(en[i], "+"), 10)
+			if !okx || !oky || x.Cmp(y) != 0 {
+				return false
+			}
+			continue
+		}
+		x, errx := strconv.ParseFloat(an[i], 64)
+		y, erry := strconv.ParseFloat(en[i], 64)
+		if errx != nil || erry != nil {
+			return false
+		}
+		if d := math.Abs(x - y); !(d <= math.Max(abs, rel*math.Max(math.Abs(x), math.Abs(y)))) && x != y {
+			return false
+		}
+	}
+	return true
+}
+
+func isInteger(tok string) bool { return !strings.ContainsAny(tok, ".eE") }
+
+// patternTimeout bounds one regex match (backtracking can be exponential).
+const patternTimeout = time.Second
+
+var patterns sync.Map // expected text → *regexp2.Regexp
+
+// compilePattern compiles an expected pattern anchored at the start (re.match).
+func compilePattern(p string) (*regexp2.Regexp, error) {
+	if re, ok := patterns.Load(p); ok {
+		return re.(*regexp2.Regexp), nil
+	}
+	re, err := regexp2.Compile(`\A(?:`+p+`)`, regexp2.None)
+	if err != nil {
+		return nil, err
+	}
+	re.MatchTimeout = patternTimeout
+	patterns.Store(p, re)
+	return re, nil
+}
+
+// CheckPattern reports whether expected is a valid pattern for MatchRegex.
+func CheckPattern(expected string) error {
+	_, err := compilePattern(Normalize(expected))
+	return err
 }

@@ -112,7 +112,7 @@ func TestMatchModes(t *testing.T) {
 		{MatchContains, "the answer is 42\n", "answer is 42", true},
 		{MatchContains, "the answer", "42", false},
 		{MatchRegex, "abc123", `[a-z]+\d+`, true},
-		{MatchRegex, "abc123x", `[a-z]+\d+`, false},
+		{MatchRegex, "abc123x", `[a-z]+\d+`, true}, // a prefix match, as Python's re.match (halo-forge)
 		{MatchRegex, "xabc123", `abc\d+`, false},
 		{MatchRegex, "x", `(`, false},
 		{MatchNumeric, "result: 3.0000001, -2", "3 -2", true},

@@ -64,9 +64,9 @@ type ExecutionVerifier struct {
 	// NumericAbsTol and NumericRelTol are MatchNumeric's tolerances (0: the
 	// defaults, DefaultNumericAbsTol and DefaultNumericRelTol).
 	NumericAbsTol, NumericRelTol float64
-	PartialCredit  bool          // reward 0.5 + 0.5 × pass rate (else 1.0 only when all pass)
-	CacheDir       string        // if set, compiled binaries are cached by hash of compiler, flags and code
-	CompileOnly    bool          // skip tests (compile-only ladder)
+	PartialCredit                bool   // reward 0.5 + 0.5 × pass rate (else 1.0 only when all pass)
+	CacheDir                     string // if set, compiled binaries are cached by hash of compiler, flags and code
+	CompileOnly                  bool   // skip tests (compile-only ladder)
 	// CompileOnlyReason, when CompileOnly, is recorded in
 	// Metadata["tests_skipped"] (e.g. that the target is Windows).
 	CompileOnlyReason string

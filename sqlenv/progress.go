@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // goldProfile is the precomputed view of a gold result that progress
@@ -156,7 +157,7 @@ func valueKey(v any) string {
 func foldKey(s string) string {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= utf8RuneSelf || ('A' <= c && c <= 'Z') {
+		if c >= utf8.RuneSelf || ('A' <= c && c <= 'Z') {
 			return strings.ToLower(strings.TrimSpace(s))
 		}
 	}
@@ -165,8 +166,6 @@ func foldKey(s string) string {
 	}
 	return s
 }
-
-const utf8RuneSelf = 0x80
 
 func isASCIISpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'

@@ -266,8 +266,7 @@ func sessionID(r *http.Request, fromBody string) (id string, fromCookie bool, e 
 
 // unknownSession is the error for a session id that names no HTTP
 // session. It does not repeat the id: errors are logged, and ids must not be.
-func unknownSession(id string) *Error {
-	_ = id
+func unknownSession() *Error {
 	return errorf(CodeSession, "unknown or expired session: call /reset for a new one")
 }
 
@@ -299,7 +298,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 	if id != "" {
 		var ok bool
 		if sess, ok = s.reg.acquire(id, time.Now()); !ok && !fromCookie {
-			s.writeError(w, r, unknownSession(id))
+			s.writeError(w, r, unknownSession())
 			return
 		}
 	}
@@ -351,7 +350,7 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 	}
 	sess, ok := s.reg.acquire(id, time.Now())
 	if !ok {
-		s.writeError(w, r, unknownSession(id))
+		s.writeError(w, r, unknownSession())
 		return
 	}
 	defer s.reg.release(sess, time.Now())
@@ -379,7 +378,7 @@ func (s *Server) handleState(w http.ResponseWriter, r *http.Request) {
 	}
 	sess, ok := s.reg.acquire(id, time.Now())
 	if !ok {
-		s.writeError(w, r, unknownSession(id))
+		s.writeError(w, r, unknownSession())
 		return
 	}
 	defer s.reg.release(sess, time.Now())
@@ -398,7 +397,7 @@ func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) {
 		if ok {
 			s.reg.release(sess, time.Now())
 		}
-		s.writeError(w, r, unknownSession(id))
+		s.writeError(w, r, unknownSession())
 		return
 	}
 	removed := s.reg.remove(sess)

@@ -69,8 +69,13 @@ func newRegistry(max, maxPerClient int, evictAfter time.Duration) *registry {
 // drop deletes s from the registry (r.mu held).
 func (r *registry) drop(s *session) {
 	delete(r.sessions, s.id)
-	if r.perClient[s.client]--; r.perClient[s.client] <= 0 {
-		delete(r.perClient, s.client)
+	r.unclaim(s.client)
+}
+
+// unclaim gives back one of client's session slots (r.mu held).
+func (r *registry) unclaim(client string) {
+	if r.perClient[client]--; r.perClient[client] <= 0 {
+		delete(r.perClient, client)
 	}
 }
 
@@ -120,9 +125,7 @@ func (r *registry) reserve(client string) (evicted *session, e *Error) {
 func (r *registry) unreserve(client string) {
 	r.mu.Lock()
 	r.reserved--
-	if r.perClient[client]--; r.perClient[client] <= 0 {
-		delete(r.perClient, client)
-	}
+	r.unclaim(client)
 	r.mu.Unlock()
 }
 
@@ -136,9 +139,7 @@ func (r *registry) add(s *session, inUse int, wg *sync.WaitGroup) bool {
 	defer r.mu.Unlock()
 	r.reserved--
 	if r.closing {
-		if r.perClient[s.client]--; r.perClient[s.client] <= 0 {
-			delete(r.perClient, s.client)
-		}
+		r.unclaim(s.client)
 		return false
 	}
 	s.inUse = inUse

@@ -61,13 +61,7 @@ func CheckHalfMatMul(backend compute.Backend, dtype dtypes.DType) error {
 		return fmt.Errorf("qwen3: CheckHalfMatMul: %s is not a half-precision dtype", dtype)
 	}
 	const m, k, n = 300, 256, 256
-	a, b := make([]float32, m*k), make([]float32, k*n)
-	for i := range a {
-		a[i] = float32((i*7+3)%9 - 4)
-	}
-	for i := range b {
-		b[i] = float32((i*5+1)%9 - 4)
-	}
+	a, b := integerMatrices(m, k, n)
 	product := func(dt dtypes.DType) ([]float32, error) {
 		e, err := NewExec(backend, func(x, y *Node) *Node {
 			return ConvertDType(DotGeneral(ConvertDType(x, dt), []int{1}, nil, ConvertDType(y, dt), []int{0}, nil), dtypes.Float32)
@@ -106,6 +100,21 @@ func CheckHalfMatMul(backend compute.Backend, dtype dtypes.DType) error {
 	}
 	return fmt.Errorf("qwen3: the %q backend's own %s matrix product is wrong on this CPU: %d of %d output rows differ from float32 (first rows %v)",
 		backend.String(), dtype, len(bad), m, bad[:min(len(bad), 8)])
+}
+
+// integerMatrices returns an m×k and a k×n matrix (row-major) of integers
+// in [-4, 4]: exact in every dtype, with every partial sum of their product
+// exact in float32, so that a half-precision product may differ from the
+// float32 one only by the rounding of its output.
+func integerMatrices(m, k, n int) (a, b []float32) {
+	a, b = make([]float32, m*k), make([]float32, k*n)
+	for i := range a {
+		a[i] = float32((i*7+3)%9 - 4)
+	}
+	for i := range b {
+		b[i] = float32((i*5+1)%9 - 4)
+	}
+	return a, b
 }
 
 var halfKernelNote sync.Once

@@ -49,13 +49,7 @@ func alsoWithAVX2Kernels(t *testing.T) {
 func TestHalfPrecisionProductsLong(t *testing.T) {
 	alsoWithAVX2Kernels(t)
 	const m, k, n = 300, 256, 256
-	a, b := make([]float32, m*k), make([]float32, k*n)
-	for i := range a {
-		a[i] = float32((i*7+3)%9 - 4)
-	}
-	for i := range b {
-		b[i] = float32((i*5+1)%9 - 4)
-	}
+	a, b := integerMatrices(m, k, n)
 	for _, dtype := range []dtypes.DType{dtypes.Float32, dtypes.BFloat16, dtypes.Float16} {
 		out := MustExecOnce(testBackend, func(x, y *Node) *Node {
 			x, y = ConvertDType(x, dtype), ConvertDType(y, dtype)

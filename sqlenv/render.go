@@ -55,7 +55,7 @@ func cellText(s string, width int) string {
 	if strings.ContainsAny(s, "\n\r\t") {
 		s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ").Replace(s)
 	}
-	if width > 0 {
+	if width > 0 && len(s) > width { // a string of at most width bytes has at most width characters
 		n, cut := 0, -1
 		for i := range s {
 			if n == width-1 {

@@ -22,7 +22,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
@@ -32,10 +31,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/mattn/go-sqlite3"
 )
 
 // Limits bound what one query may cost.
@@ -139,150 +135,15 @@ type Result struct {
 }
 
 // DB is a read-only SQLite database guarded for untrusted queries. It is safe
-// for concurrent use; connections are pooled.
+// for concurrent use; connections are pooled (conn.go talks to SQLite's C
+// API directly: one call per row, the authorizer in C).
 type DB struct {
 	path   string
 	limits Limits
-	db     *sql.DB
+	conns  *pool
 	tables []Table // sorted by name
 	// rootTables maps each b-tree's root page to its table (TablesRead).
 	rootTables map[int64]string
-}
-
-// guardedConn is a pooled connection with its authorizer.
-type guardedConn struct {
-	*sqlite3.SQLiteConn
-	auth   *authorizer
-	limits Limits
-	clock  deadline
-}
-
-// deadline interrupts a connection's queries at a timeout without a new
-// context and timer per query: the connection keeps one cancellable
-// context, which its one timer cancels when armed past the timeout (the
-// driver interrupts SQLite when its context is cancelled). The context is
-// replaced only after it was cancelled.
-type deadline struct {
-	mu       sync.Mutex
-	ctx      context.Context
-	cancel   context.CancelFunc
-	timer    *time.Timer
-	armed    bool
-	timedOut bool
-}
-
-// arm returns the context a query runs under: cancelled after timeout, or
-// when parent is. disarm must be called when the query is over; it reports
-// whether the timeout fired.
-func (d *deadline) arm(parent context.Context, timeout time.Duration) (ctx context.Context, disarm func() (timedOut bool)) {
-	d.mu.Lock()
-	if d.ctx == nil || d.ctx.Err() != nil {
-		d.ctx, d.cancel = context.WithCancel(context.Background())
-	}
-	ctx, d.armed, d.timedOut = d.ctx, true, false
-	cancel := d.cancel
-	if d.timer == nil {
-		d.timer = time.AfterFunc(timeout, d.fire)
-	} else {
-		d.timer.Reset(timeout)
-	}
-	d.mu.Unlock()
-	stopParent := func() bool { return false }
-	if parent.Done() != nil {
-		stopParent = context.AfterFunc(parent, cancel)
-	}
-	return ctx, func() bool {
-		d.timer.Stop()
-		stopParent()
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		d.armed = false
-		return d.timedOut
-	}
-}
-
-// fire cancels the armed query's context (a late fire, after disarm, does
-// nothing).
-func (d *deadline) fire() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.armed {
-		d.timedOut = true
-		d.cancel()
-	}
-}
-
-// connector opens guarded connections: limits set and authorizer installed
-// before database/sql ever sees the connection.
-type connector struct {
-	driver *sqlite3.SQLiteDriver
-	dsn    string
-	limits Limits
-}
-
-func (c *connector) Connect(context.Context) (driver.Conn, error) {
-	dc, err := c.driver.Open(c.dsn)
-	if err != nil {
-		return nil, err
-	}
-	conn := dc.(*sqlite3.SQLiteConn)
-	// No other database may be attached (ATTACH is also refused by the authorizer).
-	conn.SetLimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
-	conn.SetLimit(sqlite3.SQLITE_LIMIT_LENGTH, c.limits.MaxValueLength)
-	conn.SetLimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, c.limits.MaxSQLLength)
-	conn.SetLimit(sqlite3.SQLITE_LIMIT_COLUMN, c.limits.MaxColumns)
-	// Sorts and temporary tables stay in memory, under the heap limit.
-	if _, err := conn.Exec("PRAGMA temp_store = MEMORY", nil); err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("configure connection: %w", err)
-	}
-	if err := setHeapLimit(conn, c.limits.HeapLimit); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	a := &authorizer{}
-	conn.RegisterAuthorizer(a.authorize)
-	return &guardedConn{SQLiteConn: conn, auth: a, limits: c.limits}, nil
-}
-
-func (c *connector) Driver() driver.Driver { return c.driver }
-
-var heapLimitMu sync.Mutex
-
-// setHeapLimit lowers SQLite's process-wide hard heap limit to limit (never
-// raises it: the smallest limit of all databases wins) and sets the soft
-// limit to half of it.
-func setHeapLimit(conn *sqlite3.SQLiteConn, limit int64) error {
-	heapLimitMu.Lock()
-	defer heapLimitMu.Unlock()
-	current, err := pragmaInt(conn, "hard_heap_limit")
-	if err != nil {
-		return err
-	}
-	if current > 0 && current <= limit {
-		return nil
-	}
-	for _, p := range []string{fmt.Sprintf("hard_heap_limit = %d", limit), fmt.Sprintf("soft_heap_limit = %d", limit/2)} {
-		if _, err := conn.Exec("PRAGMA "+p, nil); err != nil {
-			return fmt.Errorf("configure SQLite: PRAGMA %s: %w", p, err)
-		}
-	}
-	return nil
-}
-
-// pragmaInt reads an integer pragma.
-func pragmaInt(conn *sqlite3.SQLiteConn, name string) (int64, error) {
-	rows, err := conn.Query("PRAGMA "+name, nil)
-	if err != nil {
-		return 0, fmt.Errorf("configure SQLite: PRAGMA %s: %w", name, err)
-	}
-	defer rows.Close()
-	dest := make([]driver.Value, 1)
-	if err := rows.Next(dest); err != nil {
-		return 0, fmt.Errorf("configure SQLite: PRAGMA %s: %w", name, err)
-	}
-	v, _ := dest[0].(int64)
-	return v, nil
 }
 
 var sqliteHeader = []byte("SQLite format 3\x00")
@@ -298,10 +159,8 @@ func Open(path string, limits Limits) (*DB, error) {
 		return nil, err
 	}
 	d := &DB{path: abs, limits: limits.withDefaults()}
-	d.db = sql.OpenDB(&connector{driver: &sqlite3.SQLiteDriver{}, dsn: dsn(abs), limits: d.limits})
 	// Keep enough idle connections for every core's environments to find one.
-	d.db.SetMaxIdleConns(2 * runtime.GOMAXPROCS(0))
-	d.db.SetConnMaxIdleTime(time.Minute)
+	d.conns = &pool{path: abs, limits: d.limits, maxIdle: 2 * runtime.GOMAXPROCS(0), maxIdleTime: time.Minute}
 	if err := d.loadSchema(); err != nil {
 		d.Close()
 		return nil, fmt.Errorf("open database %s: %w", path, err)
@@ -333,11 +192,8 @@ func dsn(path string) string {
 
 // Close closes all connections.
 func (d *DB) Close() error {
-	var err error
-	if d.db != nil {
-		err = d.db.Close()
-	}
-	return err
+	d.conns.close()
+	return nil
 }
 
 // Path is the absolute path of the database file.
@@ -483,157 +339,39 @@ func (d *DB) Query(ctx context.Context, sqlText string) (*Result, error) {
 	if err := checkStatementText(sqlText); err != nil {
 		return nil, err
 	}
-	res, timedOut, err := d.run(ctx, sqlText, true, d.limits.Timeout)
-	if err != nil && (errors.Is(err, context.Canceled) || isInterrupt(err)) {
-		switch {
-		case timedOut:
-			return nil, fmt.Errorf("%w after %v: simplify the query or add a LIMIT", ErrTimeout, d.limits.Timeout)
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		}
+	res, err := d.run(ctx, sqlText, true, d.limits.Timeout)
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.Is(err, errTimedOut):
+		return nil, fmt.Errorf("%w after %v: simplify the query or add a LIMIT", ErrTimeout, d.limits.Timeout)
 	}
-	var se sqlite3.Error
-	if errors.As(err, &se) {
-		switch se.Code {
-		case sqlite3.ErrTooBig:
-			return nil, fmt.Errorf("%w: a value is larger than %d bytes; return smaller values (substr, length, LIMIT)", err, d.limits.MaxValueLength)
-		case sqlite3.ErrNomem:
-			return nil, fmt.Errorf("%w: the query needs more than %d MiB of memory; filter, aggregate or add a LIMIT", err, d.limits.HeapLimit>>20)
-		}
+	switch sqliteCode(err) {
+	case sqliteTooBig:
+		return nil, fmt.Errorf("%w: a value is larger than %d bytes; return smaller values (substr, length, LIMIT)", err, d.limits.MaxValueLength)
+	case sqliteNomem:
+		return nil, fmt.Errorf("%w: the query needs more than %d MiB of memory; filter, aggregate or add a LIMIT", err, d.limits.HeapLimit>>20)
 	}
-	return res, err
-}
-
-func isInterrupt(err error) bool {
-	var se sqlite3.Error
-	return errors.As(err, &se) && se.Code == sqlite3.ErrInterrupt
+	return nil, err
 }
 
 // run prepares only the first statement of sqlText on a pooled connection,
-// checks it, and reads its rows within the limits; a timeout > 0
-// interrupts it then (timedOut reports it).
-func (d *DB) run(ctx context.Context, sqlText string, guarded bool, timeout time.Duration) (res *Result, timedOut bool, err error) {
-	conn, err := d.db.Conn(ctx)
-	if err != nil {
-		return nil, false, err
+// checks it (when guarded) and reads its rows within the limits; a timeout
+// > 0 interrupts it then. An interrupted query's error is errTimedOut or
+// the context's error.
+func (d *DB) run(ctx context.Context, sqlText string, guarded bool, timeout time.Duration) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	defer conn.Close()
-	err = conn.Raw(func(dc any) error {
-		gc := dc.(*guardedConn)
-		gc.auth.take()
-		qctx := ctx
-		if timeout > 0 {
-			var disarm func() bool
-			qctx, disarm = gc.clock.arm(ctx, timeout)
-			defer func() { timedOut = disarm() }()
-		}
-		var err error
-		res, err = runStatement(qctx, gc, sqlText, guarded)
-		if reason := gc.auth.take(); err != nil && reason != "" {
-			// SQLite says only "not authorized"; say what was refused.
-			return &RejectedError{Reason: reason}
-		}
-		return err
-	})
-	return res, timedOut, err
-}
-
-func runStatement(ctx context.Context, gc *guardedConn, sqlText string, guarded bool) (*Result, error) {
-	res, err := queryOnce(ctx, gc, sqlText, guarded)
-	if err != errConvertedValues {
-		return res, err
-	}
-	// The driver turns columns declared DATE, DATETIME, TIMESTAMP or BOOLEAN
-	// into time.Time and bool values, losing the text SQLite holds (and
-	// zeroing text it cannot parse). Run the statement again behind a CTE
-	// whose columns have no declared type, so SQLite's own values come back.
-	return queryOnce(ctx, gc, rawValuesQuery(sqlText, res.Columns), guarded)
-}
-
-// errConvertedValues says a result has columns the driver would convert.
-var errConvertedValues = errors.New("result has driver-converted columns")
-
-// convertedDeclTypes are the declared types whose values go-sqlite3 converts.
-var convertedDeclTypes = map[string]bool{"date": true, "datetime": true, "timestamp": true, "boolean": true}
-
-// queryOnce runs the first statement of sqlText. It returns
-// errConvertedValues (with the column names) instead of converted values.
-func queryOnce(ctx context.Context, gc *guardedConn, sqlText string, guarded bool) (*Result, error) {
-	st, err := gc.PrepareContext(ctx, sqlText)
+	c, err := d.conns.get()
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
-	stmt := st.(*sqlite3.SQLiteStmt)
-	if guarded && !stmt.Readonly() {
-		return nil, rejectf("only read-only SELECT queries may run")
+	defer d.conns.put(c)
+	finish := c.start(ctx, timeout)
+	res, err := c.query(sqlText, guarded)
+	if stopped := finish(); stopped != nil && err != nil && sqliteCode(err) == sqliteInterrupt {
+		return nil, stopped
 	}
-	rows, err := stmt.QueryContext(ctx, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	if sr, ok := rows.(*sqlite3.SQLiteRows); ok {
-		for _, t := range sr.DeclTypes() {
-			if convertedDeclTypes[t] {
-				return &Result{Columns: rows.Columns()}, errConvertedValues
-			}
-		}
-	}
-	return read(rows, gc.limits)
-}
-
-// rawValuesQuery wraps the first statement of sqlText in a CTE and selects
-// its columns through the no-op unary +, which drops their declared types
-// and keeps their values, names and order.
-func rawValuesQuery(sqlText string, columns []string) string {
-	body := sqlText
-	if toks := scanStatements(sqlText); len(toks) > 0 {
-		body = sqlText[toks[0].start:toks[0].end]
-	}
-	names := make([]string, len(columns))
-	outs := make([]string, len(columns))
-	for i, c := range columns {
-		names[i] = fmt.Sprintf("c%d", i+1)
-		outs[i] = fmt.Sprintf("+c%d AS %s", i+1, quoteIdent(c))
-	}
-	return fmt.Sprintf("WITH gosqlenv_raw(%s) AS (\n%s\n) SELECT %s FROM gosqlenv_raw",
-		strings.Join(names, ", "), body, strings.Join(outs, ", "))
-}
-
-func read(rows interface {
-	Columns() []string
-	Next([]driverValue) error
-}, limits Limits) (*Result, error) {
-	cols := rows.Columns()
-	res := &Result{Columns: append([]string(nil), cols...)}
-	dest := make([]driverValue, len(cols))
-	size := 0
-	for {
-		if len(res.Rows) >= limits.MaxRows || size >= limits.MaxBytes {
-			res.Truncated = true
-			return res, nil
-		}
-		if err := rows.Next(dest); err != nil {
-			if err == io.EOF {
-				return res, nil
-			}
-			return nil, err
-		}
-		row := make([]any, len(dest))
-		for i, v := range dest {
-			switch x := v.(type) {
-			case []byte:
-				row[i] = bytes.Clone(x)
-				size += len(x)
-			case string:
-				row[i] = x
-				size += len(x)
-			default:
-				row[i] = x
-				size += 8
-			}
-		}
-		res.Rows = append(res.Rows, row)
-	}
+	return res, err
 }

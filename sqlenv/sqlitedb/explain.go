@@ -2,12 +2,9 @@ package sqlitedb
 
 import (
 	"context"
-	"database/sql/driver"
 	"sort"
 	"strings"
 )
-
-type driverValue = driver.Value
 
 // TablesRead lists the tables a (trusted) SELECT statement reads, sorted: the
 // tables whose b-trees, or whose indexes' b-trees, its compiled program opens.
@@ -17,7 +14,7 @@ func (d *DB) TablesRead(ctx context.Context, sqlText string) ([]string, error) {
 		return nil, err
 	}
 	byRoot := d.rootTables
-	plan, _, err := d.run(ctx, "EXPLAIN "+sqlText, true, 0)
+	plan, err := d.run(ctx, "EXPLAIN "+sqlText, true, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package sqlitedb
 import (
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/mattn/go-sqlite3"
 )
@@ -143,8 +142,12 @@ func skipToken(s string, i int) int {
 	return len(s)
 }
 
-// SQLite authorizer action codes not exported by go-sqlite3.
-const sqliteRecursive = 33
+// SQLite authorizer action codes (sqlite3.h) the messages single out.
+const (
+	actionPragma   = 19
+	actionRead     = 20
+	actionFunction = 31
+)
 
 // allowedFunctions is the whitelist of SQL functions a query may call: SQLite's
 // core scalar, aggregate, window, date/time, math and JSON functions. Anything
@@ -200,65 +203,11 @@ var actionNames = map[int]string{
 	sqlite3.SQLITE_DROP_VTABLE: "DROP VIRTUAL TABLE", sqlite3.SQLITE_SAVEPOINT: "SAVEPOINT",
 }
 
-// authorizer is the per-connection guard: it allows reads, SELECT,
-// recursive CTEs and whitelisted functions, and remembers the last refusal so
-// the error can say what was refused.
-type authorizer struct {
-	mu     sync.Mutex
-	denied string
-}
-
-func (a *authorizer) authorize(action int, arg1, arg2, _ string) int {
-	switch action {
-	case sqlite3.SQLITE_READ:
-		if revealsSchema(arg1) {
-			a.deny(fmt.Sprintf("reading %s is not allowed: the schema is discovered with DESCRIBE <table> (and SAMPLE <table>)", arg1))
-			return sqlite3.SQLITE_DENY
-		}
-		return sqlite3.SQLITE_OK
-	case sqlite3.SQLITE_PRAGMA:
-		a.deny(fmt.Sprintf("PRAGMA %s is not allowed: the database is read-only, and the schema is discovered with DESCRIBE <table>", arg1))
-		return sqlite3.SQLITE_DENY
-	case sqlite3.SQLITE_SELECT, sqliteRecursive:
-		return sqlite3.SQLITE_OK
-	case sqlite3.SQLITE_FUNCTION:
-		if allowedFunctions[strings.ToLower(arg2)] {
-			return sqlite3.SQLITE_OK
-		}
-		a.deny(fmt.Sprintf("function %s() is not allowed", arg2))
-		return sqlite3.SQLITE_DENY
-	}
-	name, ok := actionNames[action]
-	if !ok {
-		name = fmt.Sprintf("operation %d", action)
-	}
-	a.deny(name + " is not allowed: the database is read-only and only SELECT queries may run")
-	return sqlite3.SQLITE_DENY
-}
-
-// revealsSchema reports whether table is one of SQLite's own tables or
-// virtual tables that list the schema or its storage: sqlite_schema and its
-// aliases (sqlite_master, sqlite_temp_master, sqlite_temp_schema), the
-// sqlite_stat and sqlite_sequence tables, dbstat and sqlite_dbpage. The
-// agent learns the schema only through DESCRIBE.
-func revealsSchema(table string) bool {
-	t := strings.ToLower(table)
-	return strings.HasPrefix(t, "sqlite_") || t == "dbstat"
-}
-
-func (a *authorizer) deny(reason string) {
-	a.mu.Lock()
-	if a.denied == "" {
-		a.denied = reason
-	}
-	a.mu.Unlock()
-}
-
-// take returns and clears the recorded refusal.
-func (a *authorizer) take() string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	r := a.denied
-	a.denied = ""
-	return r
-}
+// The authorizer itself is gs_authorize in conn.go, in C: it allows reads,
+// SELECT, recursive CTEs and the functions of allowedFunctions, refuses
+// reads of SQLite's own tables and virtual tables that list the schema or
+// its storage (sqlite_schema and its aliases sqlite_master,
+// sqlite_temp_master and sqlite_temp_schema, sqlite_stat*, sqlite_sequence,
+// sqlite_dbpage, dbstat: the agent learns the schema only through
+// DESCRIBE), and refuses every other action; refusal turns the first
+// refusal into the agent's message.

@@ -1,0 +1,136 @@
+package sqlitedb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestValuesAsSQLiteHoldsThem: every storage class comes back as its Go
+// type, NULL as nil, text and blobs copied out of SQLite's buffers (they
+// stay intact after later queries reuse the connection), empty text and
+// blobs distinct from NULL.
+func TestValuesAsSQLiteHoldsThem(t *testing.T) {
+	d, _ := openTest(t, Limits{})
+	ctx := context.Background()
+	res, err := d.Query(ctx, `SELECT 42, -1.5, 'héllo', x'00ff10', NULL, '', x'', 9223372036854775807, 'a'||char(0)||'b'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []any{int64(42), -1.5, "héllo", []byte{0, 0xff, 0x10}, nil, "", []byte{}, int64(9223372036854775807), "a\x00b"}
+	row := res.Rows[0]
+	if len(row) != len(want) {
+		t.Fatalf("row = %#v", row)
+	}
+	for i := range want {
+		if fmt.Sprintf("%#v", row[i]) != fmt.Sprintf("%#v", want[i]) {
+			t.Errorf("column %d (%s) = %#v, want %#v", i, res.Columns[i], row[i], want[i])
+		}
+	}
+	for i := 0; i < 50; i++ { // reuse the connection: the values above must not change
+		if _, err := d.Query(ctx, `SELECT printf('%.1000c', 'z'), randomblob(100)`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if row[2] != "héllo" || string(row[3].([]byte)) != "\x00\xff\x10" {
+		t.Fatalf("values changed after the connection was reused: %#v", row)
+	}
+	if got := strings.Join(res.Columns, ","); got != "42,-1.5,'héllo',x'00ff10',NULL,'',x'',9223372036854775807,'a'||char(0)||'b'" {
+		t.Errorf("columns = %s", got)
+	}
+}
+
+// TestConcurrentQueriesTimeoutsAndClose runs queries from many goroutines,
+// some timing out and some cancelled by their callers, and checks every
+// result; closing the database while a query runs lets it end, and later
+// queries fail with an error naming the database.
+func TestConcurrentQueriesTimeoutsAndClose(t *testing.T) {
+	d, path := openTest(t, Limits{Timeout: 100 * time.Millisecond})
+	ctx := context.Background()
+	endless := "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM n) SELECT max(x) FROM n"
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 40; i++ {
+				switch (g + i) % 10 {
+				case 0:
+					if _, err := d.Query(ctx, endless); !errors.Is(err, ErrTimeout) {
+						errs <- fmt.Errorf("goroutine %d: endless query: %v", g, err)
+					}
+				case 1:
+					cctx, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
+					_, err := d.Query(cctx, endless)
+					cancel()
+					if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrTimeout) {
+						errs <- fmt.Errorf("goroutine %d: cancelled query: %v", g, err)
+					}
+				default:
+					res, err := d.Query(ctx, fmt.Sprintf("SELECT count(*), %d FROM customer WHERE id <= %d", i, i))
+					if err != nil || res.Rows[0][0] != int64(min(i, 30)) || res.Rows[0][1] != int64(i) {
+						errs <- fmt.Errorf("goroutine %d query %d: %v %v", g, i, res, err)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+
+	done := make(chan error)
+	go func() {
+		_, err := d.Query(ctx, endless)
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	d.Close()
+	if err := <-done; !errors.Is(err, ErrTimeout) {
+		t.Fatalf("query running at Close: %v", err)
+	}
+	if _, err := d.Query(ctx, "SELECT 1"); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("query after Close: %v, want an error naming %s", err, path)
+	}
+}
+
+// TestPoolClosesIdleConnections: connections unused for maxIdleTime are
+// closed when the pool is next used; at most maxIdle are kept.
+func TestPoolClosesIdleConnections(t *testing.T) {
+	d, _ := openTest(t, Limits{})
+	p := d.conns
+	var conns []*conn
+	for i := 0; i < p.maxIdle+2; i++ {
+		c, err := p.get()
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	for _, c := range conns {
+		p.put(c)
+	}
+	if len(p.idle) != p.maxIdle {
+		t.Fatalf("%d idle connections, want maxIdle = %d", len(p.idle), p.maxIdle)
+	}
+	p.maxIdleTime = time.Millisecond
+	time.Sleep(5 * time.Millisecond)
+	c, err := p.get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.put(c)
+	if len(p.idle) != 1 || p.idle[0] != c {
+		t.Fatalf("%d idle connections after maxIdleTime, want only the one just used", len(p.idle))
+	}
+	if _, err := d.Query(context.Background(), "SELECT 1"); err != nil {
+		t.Fatal(err)
+	}
+}

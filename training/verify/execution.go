@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -293,6 +292,17 @@ func copyFile(src, dst string, mode os.FileMode) error {
 }
 
 // Verify implements Verifier.
+//
+// Everything of one verification lives in a directory of its own under a
+// private root that no sandbox uid can enter (privateRoot): the source, the
+// binary (compiled there or copied from the cache) and the compiler's
+// output. The compiler runs in a jail of its own that sees the source
+// read-only and a fresh output directory; the binary is read back from it
+// without following links and copied to the root's side. Tests run in one
+// jail per worker that sees the binary read-only; see jail.go. Where
+// bubblewrap is missing or cannot work, each command runs in the
+// per-command Sandbox instead, and the result's sandbox_notices say what is
+// not isolated.
 func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 	md := map[string]any{"stage": "setup"}
 	if v.NoSandbox {
@@ -302,7 +312,7 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 	var notices []string
 	defer func() {
 		if len(notices) > 0 {
-			md["sandbox_notices"] = notices
+			md["sandbox_notices"] = dedup(notices)
 		}
 	}()
 	comp := resolveCompiler(v.Compiler)
@@ -312,17 +322,14 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 		return res
 	}
 	src := ExtractCode(code)
-	dir, err := os.MkdirTemp("", "gosqlenv-verify-")
+	ws, err := newWorkspace(v.NoSandbox)
 	if err != nil {
 		res.Error = err.Error()
 		return res
 	}
-	defer os.RemoveAll(dir)
-	if err := os.Chmod(dir, 0o755); err != nil {
-		res.Error = err.Error()
-		return res
-	}
-	srcPath, bin := filepath.Join(dir, "main.cpp"), filepath.Join(dir, "prog")
+	defer ws.remove()
+	notices = append(notices, ws.notices...)
+	srcPath, bin := filepath.Join(ws.dir, "main.cpp"), filepath.Join(ws.dir, "prog")
 	if err := os.WriteFile(srcPath, []byte(src), 0o644); err != nil {
 		res.Error = err.Error()
 		return res
@@ -351,11 +358,7 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 			lim = *v.CompileLimits
 		}
 		lim.CPUTime = ct
-		// As root the compiler runs as a uid of its own that owns dir during
-		// the run; afterwards dir and the binary are the caller's again.
-		sb := Sandbox{Limits: lim, NoIsolation: v.NoSandbox, Chown: []string{dir}}
-		argv := append(append([]string{comp}, v.Flags...), srcPath, "-o", bin)
-		r := sb.Run(ctx, dir, ct, nil, argv...)
+		r := ws.compile(ctx, comp, v.Flags, lim, ct)
 		notices = append(notices, r.Notices...)
 		if !r.OK() {
 			msg := capStr(r.Stderr, stderrKeep)
@@ -369,7 +372,7 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 			return res
 		}
 		warnings = strings.TrimSpace(string(r.Stderr))
-		if key != "" && os.MkdirAll(v.CacheDir, 0o755) == nil {
+		if key != "" && os.MkdirAll(v.CacheDir, 0o700) == nil {
 			// Both files appear whole (rename), the warnings first: a reader
 			// that finds them may copy the binary; one that finds only the
 			// warnings fails to copy and compiles.
@@ -384,15 +387,7 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 	}
 	md["warnings"] = capStr([]byte(warnings), stderrKeep)
 	if key != "" {
-		md["binary"] = key // the cached binary; the work directory's copy is deleted on return
-	}
-	if !v.CompileOnly && len(v.TestCases) > 0 {
-		// Each test run may have another uid: the binary must be executable
-		// by all of them, whatever the umask.
-		if err := os.Chmod(bin, 0o755); err != nil {
-			res.Error = err.Error()
-			return res
-		}
+		md["binary"] = key // the cached binary; the workspace's copy is deleted on return
 	}
 	if v.CompileOnly || len(v.TestCases) == 0 {
 		md["stage"] = "compiled"
@@ -416,43 +411,42 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 	}
 	md["stage"] = "test"
 	results := make([]TestResult, len(v.TestCases))
-	workers := v.MaxWorkers
-	if workers <= 0 {
-		workers = 1
+	workers := min(max(v.MaxWorkers, 1), len(v.TestCases))
+	// Each worker runs its share of the tests one after another in a
+	// runner of its own: a jail set up once (or, in the fallback, a fresh
+	// directory per test), with a uid of its own as root.
+	next := make(chan int, len(v.TestCases))
+	for i := range v.TestCases {
+		next <- i
 	}
-	// works holds the work dirs of the test runs, one per concurrent run.
-	// Without privilege drop every run uses dir. With it concurrent runs have
-	// different uids, so each gets a dir of its own (reused by the tests that
-	// run after it there), owned by the running test's uid for the run.
-	works := make(chan string, workers)
-	drop := os.Geteuid() == 0 && !v.NoSandbox
-	for k := range min(workers, len(v.TestCases)) {
-		w := dir
-		if drop {
-			w = filepath.Join(dir, "run"+strconv.Itoa(k+1))
-			if err := os.Mkdir(w, 0o700); err != nil {
-				res.Error = err.Error()
-				return res
-			}
-		}
-		works <- w
-	}
+	close(next)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for i, tc := range v.TestCases {
+	for range workers {
 		wg.Add(1)
-		work := <-works
 		go func() {
-			defer func() { works <- work; wg.Done() }()
-			tr, nts := v.runTest(ctx, work, bin, i, tc)
-			results[i] = tr
+			defer wg.Done()
+			tr, err := ws.testRunner(ctx, v.runLimits())
+			if err != nil {
+				for i := range next {
+					results[i] = TestResult{Name: testName(i, v.TestCases[i]), Expected: v.TestCases[i].Expected, ExitCode: -1, Stderr: "sandbox error: " + err.Error()}
+				}
+				return
+			}
+			defer tr.close()
+			for i := range next {
+				t, nts := v.runTest(ctx, tr, i, v.TestCases[i])
+				results[i] = t
+				mu.Lock()
+				notices = append(notices, nts...)
+				mu.Unlock()
+			}
 			mu.Lock()
-			notices = append(notices, nts...)
+			notices = append(notices, tr.notices()...)
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
-	notices = dedup(notices)
 	passed := 0
 	for _, t := range results {
 		if t.Passed {
@@ -491,12 +485,23 @@ func dedup(s []string) []string {
 	return out
 }
 
-// runTest runs test i in the work dir work (the command's HOME and TMPDIR).
-func (v *ExecutionVerifier) runTest(ctx context.Context, work, bin string, i int, tc TestCase) (TestResult, []string) {
-	name := tc.Name
-	if name == "" {
-		name = fmt.Sprintf("test_%d", i+1)
+// runLimits are the limits of test runs.
+func (v *ExecutionVerifier) runLimits() Limits {
+	if v.RunLimits != nil {
+		return *v.RunLimits
 	}
+	return RunLimits
+}
+
+func testName(i int, tc TestCase) string {
+	if tc.Name != "" {
+		return tc.Name
+	}
+	return fmt.Sprintf("test_%d", i+1)
+}
+
+// runTest runs test i with runner tr.
+func (v *ExecutionVerifier) runTest(ctx context.Context, tr testRunner, i int, tc TestCase) (TestResult, []string) {
 	to := tc.Timeout
 	if to <= 0 {
 		to = v.RunTimeout
@@ -504,21 +509,17 @@ func (v *ExecutionVerifier) runTest(ctx context.Context, work, bin string, i int
 	if to <= 0 {
 		to = 5 * time.Second
 	}
-	lim := RunLimits
-	if v.RunLimits != nil {
-		lim = *v.RunLimits
-	}
+	lim := v.runLimits()
 	lim.CPUTime = to
-	sb := Sandbox{Limits: lim, NoIsolation: v.NoSandbox, Chown: []string{work}}
-	r := sb.Run(ctx, work, to, []byte(tc.Input), bin)
-	tr := TestResult{
-		Name: name, Expected: tc.Expected, Actual: capStr(r.Stdout, actualKeep), ExitCode: r.ExitCode,
+	r := tr.run(ctx, []byte(tc.Input), to, lim)
+	t := TestResult{
+		Name: testName(i, tc), Expected: tc.Expected, Actual: capStr(r.Stdout, actualKeep), ExitCode: r.ExitCode,
 		Signal: r.Signal, Stderr: capStr(r.Stderr, stderrKeep), TimedOut: r.TimedOut,
 		StdoutTruncated: r.StdoutTruncated, Seconds: r.Duration.Seconds(),
 	}
 	if r.Err != nil {
-		tr.Stderr = "sandbox error: " + r.Err.Error()
+		t.Stderr = "sandbox error: " + r.Err.Error()
 	}
-	tr.Passed = r.OK() && !r.StdoutTruncated && Matcher{Mode: v.Match, AbsTol: v.NumericAbsTol, RelTol: v.NumericRelTol}.Match(string(r.Stdout), tc.Expected)
-	return tr, r.Notices
+	t.Passed = r.OK() && !r.StdoutTruncated && Matcher{Mode: v.Match, AbsTol: v.NumericAbsTol, RelTol: v.NumericRelTol}.Match(string(r.Stdout), tc.Expected)
+	return t, r.Notices
 }

@@ -14,10 +14,16 @@ import (
 	"time"
 )
 
-// Limits bounds one sandboxed process tree.
+// Limits bounds one sandboxed command.
 type Limits struct {
 	CPUTime   time.Duration // RLIMIT_CPU (rounded up to whole seconds)
-	Memory    uint64        // RLIMIT_AS in bytes
+	Memory    uint64        // RLIMIT_AS in bytes, per process
+	// TotalMemory bounds all processes of a jail together (a memory cgroup;
+	// the jail's /tmp counts too). Where no cgroup can be made the result's
+	// sandbox_notices say so, and the bound is Memory × Processes.
+	TotalMemory uint64
+	// TmpSize is the size of a jail's private /tmp.
+	TmpSize   uint64
 	FileSize  uint64        // RLIMIT_FSIZE in bytes
 	OpenFiles uint64        // RLIMIT_NOFILE
 	Processes uint64        // RLIMIT_NPROC (counted per real uid; as root each command has its own, see Sandbox)
@@ -25,12 +31,16 @@ type Limits struct {
 }
 
 // RunLimits are the defaults for running a candidate program.
-var RunLimits = Limits{CPUTime: 5 * time.Second, Memory: 512 << 20, FileSize: 16 << 20, OpenFiles: 64, Processes: 32, OutputCap: 1 << 20}
+var RunLimits = Limits{CPUTime: 5 * time.Second, Memory: 512 << 20, TotalMemory: 512 << 20, TmpSize: 64 << 20, FileSize: 16 << 20, OpenFiles: 64, Processes: 32, OutputCap: 1 << 20}
 
 // CompileLimits are the defaults for running the compiler.
-var CompileLimits = Limits{CPUTime: 30 * time.Second, Memory: 4 << 30, FileSize: 256 << 20, OpenFiles: 256, Processes: 64, OutputCap: 1 << 20}
+var CompileLimits = Limits{CPUTime: 30 * time.Second, Memory: 4 << 30, TotalMemory: 4 << 30, TmpSize: 512 << 20, FileSize: 256 << 20, OpenFiles: 256, Processes: 64, OutputCap: 1 << 20}
 
-// Sandbox runs commands with:
+// Sandbox runs one command at a time, each set up on its own: the
+// per-command sandbox. ExecutionVerifier uses it only where bubblewrap jails
+// (jail.go: filesystem isolation, a memory cgroup, an init as PID 1) cannot
+// be had, and says so in the result's sandbox_notices. It runs commands
+// with:
 //   - a clean environment (PATH=/usr/bin:/bin, HOME and TMPDIR set to the work
 //     dir, LANG=C); nothing is inherited from the caller, so secrets in the
 //     caller's environment are not visible;
@@ -45,24 +55,24 @@ var CompileLimits = Limits{CPUTime: 30 * time.Second, Memory: 4 << 30, FileSize:
 //     directory can be had, within this process only, and a notice is
 //     recorded). RLIMIT_NPROC counts all processes of a real uid, so this is
 //     what makes each command's process limit its own: a fork bomb cannot
-//     keep concurrent commands from forking. Paths listed in Chown belong to
-//     the command's uid for the run. And new PID, mount and network
-//     namespaces (no network, not even usable loopback; when the namespace's
-//     init exits the kernel kills every remaining descendant). If namespaces
-//     cannot be created the run falls back to no namespaces and records a
-//     notice;
+//     keep concurrent commands from forking. The directory Own is given to
+//     the command's uid. And new PID, mount and network namespaces (no
+//     network, not even usable loopback; when the namespace's init exits the
+//     kernel kills every remaining descendant). If namespaces cannot be
+//     created the run falls back to no namespaces and records a notice;
 //   - its own process group, which is SIGKILLed on timeout and after exit;
 //     as root, before the uid goes back to the pool, no process of it is left:
 //     the PID namespace guarantees that, and without namespaces every process
 //     of the uid found in /proc is SIGKILLed;
 //   - stdout/stderr capped at Limits.OutputCap.
 //
-// What it cannot guarantee here: there is no filesystem isolation. The mount
+// What it cannot guarantee: there is no filesystem isolation. The mount
 // namespace is not re-mounted, so the child sees the host filesystem with the
 // permissions of its pool uid (as root) or of the caller (non-root): it can
 // write to world-writable places such as /tmp, though not to root-owned
-// directories. Files it leaves in such places stay owned by its uid, which a
-// later command may get. No seccomp filter is installed.
+// directories. Memory is limited per process (RLIMIT_AS), not for the whole
+// command, and the command is PID 1 of its namespace (signals it does not
+// handle are ignored). No seccomp filter is installed.
 //
 // With NoIsolation set none of the above isolation is applied (see
 // WithoutSandbox); only the clean environment, the wall-clock timeout, the
@@ -72,16 +82,13 @@ type Sandbox struct {
 	// NoIsolation runs the command without prlimit, privilege drop or
 	// namespaces. Only for trusted code, or to measure what the isolation costs.
 	NoIsolation bool
-	// Chown lists paths the command must own, typically its work dir. When
-	// Run drops privileges it chowns each (recursively, see PrepareDir) to the
-	// command's uid/gid before the command starts, and back to the caller's
-	// euid/egid once no process of that uid is left and before the uid goes
-	// back to the pool, so nothing the command wrote there stays writable by a
-	// uid a later command may get. Files that must only be read or executed
-	// (a compiled binary) need no entry: mode 0644/0755 and directories the
-	// uid can search suffice. Ignored without privilege drop (non-root,
-	// NoIsolation).
-	Chown []string
+	// Own is a directory the caller has just made for this command, still
+	// empty or holding only the caller's files. As root Run gives the
+	// directory itself (not its contents; through a descriptor opened
+	// without following links) to the command's uid before the command
+	// starts. Nothing is given back afterwards: the caller deletes the
+	// directory. Ignored without privilege drop (non-root, NoIsolation).
+	Own string
 }
 
 // RunResult is the outcome of one sandboxed command.
@@ -128,26 +135,6 @@ func findTool(name string) string {
 		}
 	}
 	return ""
-}
-
-// PrepareDir makes dir and everything under it owned by uid (user and group
-// uid; symbolic links are not followed) when the caller is root, and does
-// nothing otherwise. Sandbox.Chown uses it to give a work dir to a command's
-// pool uid.
-func PrepareDir(dir string, uid int) error {
-	if os.Geteuid() != 0 {
-		return nil
-	}
-	return chownTree(dir, uid, uid)
-}
-
-func chownTree(dir string, uid, gid int) error {
-	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		return os.Lchown(p, uid, gid)
-	})
 }
 
 // Run executes argv in dir with the given wall-clock timeout.
@@ -206,11 +193,6 @@ func (s *Sandbox) Run(ctx context.Context, dir string, timeout time.Duration, st
 		if !r.usedNS {
 			live, zombies = killUID(uid, time.Second)
 		}
-		for _, p := range s.Chown {
-			if err := chownTree(p, os.Geteuid(), os.Getegid()); err != nil && !errors.Is(err, os.ErrNotExist) {
-				r.Notices = append(r.Notices, "giving "+p+" back: "+err.Error())
-			}
-		}
 		// The uid is handed out again only when none of its processes, not
 		// even a zombie (which still counts for RLIMIT_NPROC), is left.
 		sandboxUIDs.settle(slot, live, zombies)
@@ -229,9 +211,9 @@ type runOutcome struct {
 func (s *Sandbox) runAs(ctx context.Context, dir string, timeout time.Duration, stdin []byte, argv []string, lim Limits, uid int, notices []string) runOutcome {
 	root := uid >= 0
 	if root {
-		for _, p := range s.Chown {
-			if err := PrepareDir(p, uid); err != nil {
-				return runOutcome{RunResult: RunResult{Err: fmt.Errorf("sandbox: chown %s: %w", p, err), Notices: notices}}
+		if s.Own != "" {
+			if err := giveDir(s.Own, uid); err != nil {
+				return runOutcome{RunResult: RunResult{Err: err, Notices: notices}}
 			}
 		}
 	}

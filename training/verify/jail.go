@@ -1,0 +1,464 @@
+package verify
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// A jail is one confinement, set up once and reused for many commands: a
+// bubblewrap sandbox whose PID 1 is initc/init.c. It sees a minimal root — the
+// host's /usr (and the /bin, /lib… links or directories beside it),
+// /etc/ld.so.cache and /etc/alternatives, read-only; a fresh /proc of its own
+// PID namespace; a minimal /dev; a private size-capped tmpfs at /tmp (/var/tmp
+// links to it) — and the binds its caller names, nothing else of the host: no
+// /etc/passwd, no project tree, no other verification's files, no host
+// processes, no network (its own empty network namespace, so no abstract unix
+// sockets either), no IPC with the host. As root each command runs as the
+// jail's pool uid with no groups, no capabilities and no_new_privs, under the
+// rlimits of its request, and the whole jail is in a memory cgroup of its own
+// where one can be made. After each command every other process of the jail
+// is killed and /tmp is emptied, so commands do not see each other's
+// leftovers.
+
+//go:embed initc/init.c
+var initSource []byte
+
+// bwrapPackage is the Debian/Ubuntu package that provides bwrap.
+const bwrapPackage = "bubblewrap"
+
+// jailUnavailable, when set, makes Verify use the per-command fallback
+// sandbox as if bubblewrap were not installed (tests of the fallback).
+var jailUnavailable = false
+
+// privateRoot is a directory only the caller can enter, where verifications
+// keep their files (sources, binaries, compile output) and the jail's init
+// lives: no sandbox uid can read or run anything in it.
+var privateRoot = sync.OnceValues(func() (string, error) {
+	var dirs []string
+	if os.Geteuid() == 0 {
+		dirs = []string{"/run/gosqlenv-verify", filepath.Join(os.TempDir(), "gosqlenv-verify-0")}
+	} else {
+		if c, err := os.UserCacheDir(); err == nil {
+			dirs = append(dirs, filepath.Join(c, "gosqlenv-verify"))
+		}
+		dirs = append(dirs, filepath.Join(os.TempDir(), "gosqlenv-verify-"+strconv.Itoa(os.Geteuid())))
+	}
+	var why []string
+	for _, d := range dirs {
+		if err := ownPrivateDir(d); err != nil {
+			why = append(why, err.Error())
+			continue
+		}
+		return d, nil
+	}
+	return "", fmt.Errorf("sandbox: no private directory for verifications: %s", strings.Join(why, "; "))
+})
+
+// ownPrivateDir makes sure d is a directory (not a link) of the caller's that
+// only the caller can list or write (mode 0711: the fallback sandbox's
+// commands pass through it to directories of their own, by name),
+// creating it if needed.
+func ownPrivateDir(d string) error {
+	if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
+		return err
+	}
+	if err := os.Mkdir(d, 0o711); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	st, err := os.Lstat(d)
+	if err != nil {
+		return err
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !st.IsDir() || !ok || int(sys.Uid) != os.Geteuid() || st.Mode().Perm()&0o066 != 0 {
+		return fmt.Errorf("%s is not a private directory of uid %d", d, os.Geteuid())
+	}
+	return os.Chmod(d, 0o711)
+}
+
+// initBinary builds initc/init.c once per machine (per source version) with the
+// system C compiler, into privateRoot.
+var initBinary = sync.OnceValues(func() (string, error) {
+	root, err := privateRoot()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(initSource)
+	bin := filepath.Join(root, "init-"+hex.EncodeToString(sum[:8]))
+	if st, err := os.Lstat(bin); err == nil && st.Mode().IsRegular() {
+		return bin, nil
+	}
+	cc := ""
+	for _, c := range []string{"cc", "gcc", "clang"} {
+		if cc = findTool(c); cc != "" {
+			break
+		}
+	}
+	if cc == "" {
+		return "", errors.New("sandbox: no C compiler (cc, gcc or clang) to build the sandbox's init; install gcc")
+	}
+	tmp := fmt.Sprintf("%s.tmp%d", bin, os.Getpid())
+	if err := os.WriteFile(tmp+".c", initSource, 0o600); err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp + ".c")
+	out, err := exec.Command(cc, "-O2", "-o", tmp, tmp+".c").CombinedOutput()
+	if err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("sandbox: building its init with %s: %v: %s", cc, err, out)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", err
+	}
+	return bin, os.Rename(tmp, bin)
+})
+
+// bind is a host path made visible in a jail.
+type bind struct {
+	host, jail string
+	writable   bool
+}
+
+// jailSpec describes a jail.
+type jailSpec struct {
+	uid       int    // pool uid of its commands; -1: the caller's (non-root, in a user namespace)
+	memory    uint64 // memory of the whole jail (cgroup); 0: not limited
+	tmpSize   uint64 // size of its /tmp
+	binds     []bind
+	extraRoot []string // host directories to show read-only at the same path (a compiler outside /usr)
+}
+
+// jail is a running confinement; see the comment at the top of this file.
+type jail struct {
+	cmd     *exec.Cmd
+	ctl     *os.File // our end of init's control socket
+	stderr  *capWriter
+	cgroup  string
+	notices []string
+	done    chan struct{} // closed when bwrap has exited
+	waitErr error
+
+	mu     sync.Mutex // one command at a time
+	killed bool
+}
+
+// systemBinds shows the host's system directories read-only: /usr, and /bin,
+// /sbin and /lib* as the links (merged /usr) or directories they are.
+func systemBinds() []string {
+	args := []string{"--ro-bind", "/usr", "/usr"}
+	for _, d := range []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
+		st, err := os.Lstat(d)
+		switch {
+		case err != nil:
+		case st.Mode()&os.ModeSymlink != 0:
+			if target, err := os.Readlink(d); err == nil {
+				args = append(args, "--symlink", target, d)
+			}
+		case st.IsDir():
+			args = append(args, "--ro-bind", d, d)
+		}
+	}
+	for _, f := range []string{"/etc/ld.so.cache", "/etc/alternatives"} {
+		if _, err := os.Stat(f); err == nil {
+			args = append(args, "--ro-bind", f, f)
+		}
+	}
+	return args
+}
+
+// openJail starts a jail and its init.
+func openJail(spec jailSpec) (*jail, error) {
+	bwrap := findTool("bwrap")
+	if bwrap == "" || jailUnavailable {
+		return nil, fmt.Errorf("bubblewrap (bwrap) is not installed (Debian/Ubuntu package %s)", bwrapPackage)
+	}
+	initPath, err := initBinary()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{
+		"--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--die-with-parent", "--new-session", "--as-pid-1",
+	}
+	if spec.uid >= 0 {
+		// Init keeps what it needs to start commands as the pool uid and to
+		// kill and clean up after them; the commands themselves have nothing.
+		args = append(args, "--cap-drop", "ALL")
+		for _, c := range []string{"CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER"} {
+			args = append(args, "--cap-add", c)
+		}
+	} else {
+		args = append(args, "--unshare-user", "--disable-userns")
+	}
+	// Directories bwrap creates for mount points are 0700 unless told:
+	// the commands must be able to reach /etc/ld.so.cache and /var/tmp.
+	args = append(args, "--perms", "0755", "--dir", "/etc", "--perms", "0755", "--dir", "/var")
+	args = append(args, systemBinds()...)
+	for _, d := range spec.extraRoot {
+		args = append(args, "--ro-bind", d, d)
+	}
+	args = append(args, "--proc", "/proc", "--dev", "/dev",
+		"--perms", "1777", "--size", strconv.FormatUint(max(spec.tmpSize, 1<<20), 10), "--tmpfs", "/tmp",
+		"--symlink", "/tmp", "/var/tmp",
+		"--ro-bind", initPath, "/.gosqlenv-init")
+	made := map[string]bool{}
+	for _, b := range spec.binds {
+		if p := filepath.Dir(b.jail); p != "/" && !made[p] { // reachable by the commands
+			args = append(args, "--perms", "0755", "--dir", p)
+			made[p] = true
+		}
+		if b.writable {
+			args = append(args, "--bind", b.host, b.jail)
+		} else {
+			args = append(args, "--ro-bind", b.host, b.jail)
+		}
+	}
+	args = append(args, "--json-status-fd", "4", "--chdir", "/tmp", "/.gosqlenv-init")
+
+	pair, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_SEQPACKET|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: socketpair: %w", err)
+	}
+	ours, theirs := os.NewFile(uintptr(pair[0]), "init-control"), os.NewFile(uintptr(pair[1]), "init-control")
+	defer theirs.Close()
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		ours.Close()
+		return nil, err
+	}
+	defer statusR.Close()
+	j := &jail{ctl: ours, stderr: &capWriter{limit: 4 << 10}, done: make(chan struct{})}
+	j.cmd = exec.Command(bwrap, args...)
+	j.cmd.Env = []string{"PATH=/usr/bin:/bin", "LANG=C"}
+	j.cmd.ExtraFiles = []*os.File{theirs, statusW}
+	j.cmd.Stderr = j.stderr
+	j.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := j.cmd.Start(); err != nil {
+		statusW.Close()
+		ours.Close()
+		return nil, fmt.Errorf("sandbox: start bwrap: %w", err)
+	}
+	statusW.Close()
+	go func() {
+		j.waitErr = j.cmd.Wait()
+		close(j.done)
+	}()
+	// bwrap reports the PID of init (as the host sees it) once the sandbox
+	// is set up, or exits with a message saying why it could not.
+	var status struct {
+		ChildPID int `json:"child-pid"`
+	}
+	line, _ := bufio.NewReader(statusR).ReadBytes('\n')
+	if json.Unmarshal(line, &status) != nil || status.ChildPID <= 0 {
+		j.kill()
+		<-j.done
+		ours.Close()
+		return nil, fmt.Errorf("bubblewrap could not set up the sandbox: %s", strings.TrimSpace(j.stderr.buf.String()))
+	}
+	if spec.uid >= 0 {
+		// The kernel's OOM killer must pick a command, never init.
+		_ = os.WriteFile("/proc/"+strconv.Itoa(status.ChildPID)+"/oom_score_adj", []byte("-1000"), 0)
+	}
+	if spec.memory > 0 {
+		cg, err := newMemoryCgroup(spec.memory, status.ChildPID)
+		if err != nil {
+			j.notices = append(j.notices, "memory is limited per process only (RLIMIT_AS), not for the whole run: "+err.Error())
+		}
+		j.cgroup = cg
+	}
+	return j, nil
+}
+
+// exited reports whether bwrap, and so the jail, has ended.
+func (j *jail) exited() bool {
+	select {
+	case <-j.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// kill ends the jail at once: bwrap, init and every command.
+func (j *jail) kill() {
+	if j.cmd.Process != nil {
+		_ = syscall.Kill(-j.cmd.Process.Pid, syscall.SIGKILL)
+		_ = j.cmd.Process.Kill()
+	}
+}
+
+// close ends the jail: init exits when its control socket closes, and with
+// it, as PID 1, every process of the jail. It returns once bwrap has exited.
+func (j *jail) close() {
+	j.ctl.Close()
+	select {
+	case <-j.done:
+	case <-time.After(2 * time.Second):
+		j.kill()
+		<-j.done
+	}
+	if j.cgroup != "" {
+		removeCgroup(j.cgroup)
+	}
+}
+
+// jailCommand is one command for a jail's init.
+type jailCommand struct {
+	argv, env []string
+	dir       string
+	stdin     []byte
+	timeout   time.Duration
+	limits    Limits
+	uid       int // -1: the init's own (user namespace)
+}
+
+// request must match struct gs_request in initc/init.c.
+type request struct {
+	Magic                         uint32
+	UID, GID                      uint32
+	TimeoutMS                     uint32
+	Argc, Envc                    uint32
+	CPUSec, AS, FSize, NoFile, NP uint64
+}
+
+// response must match struct gs_response in initc/init.c.
+type response struct {
+	Status, TimedOut, Err, _ int32
+}
+
+// run runs one command in the jail and waits for it; ctx ends it (and the
+// jail) early.
+func (j *jail) run(ctx context.Context, c jailCommand) RunResult {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var res RunResult
+	if c.timeout <= 0 {
+		c.timeout = 5 * time.Second
+	}
+	lim := c.limits
+	if lim.OutputCap <= 0 {
+		lim.OutputCap = 1 << 20
+	}
+	cpu := uint64((lim.CPUTime + time.Second - 1) / time.Second)
+	if cpu == 0 {
+		cpu = uint64((c.timeout+time.Second-1)/time.Second) + 1
+	}
+	uid := uint32(c.uid)
+	rq := request{Magic: 0x67737631, UID: uid, GID: uid, TimeoutMS: uint32(c.timeout / time.Millisecond),
+		Argc: uint32(len(c.argv)), Envc: uint32(len(c.env)),
+		CPUSec: cpu, AS: lim.Memory, FSize: lim.FileSize, NoFile: lim.OpenFiles, NP: lim.Processes}
+	var msg bytes.Buffer
+	_ = binary.Write(&msg, binary.NativeEndian, rq)
+	for _, s := range append(append([]string{c.dir}, c.argv...), c.env...) {
+		if strings.IndexByte(s, 0) >= 0 {
+			res.Err = fmt.Errorf("sandbox: NUL byte in command %q", c.argv)
+			return res
+		}
+		msg.WriteString(s)
+		msg.WriteByte(0)
+	}
+	// The command's stdin, stdout and stderr: pipes whose far ends init
+	// hands to it.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		res.Err = err
+		return res
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		outR.Close()
+		outW.Close()
+		res.Err = err
+		return res
+	}
+	out := &capWriter{limit: lim.OutputCap}
+	errw := &capWriter{limit: lim.OutputCap}
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() { defer wg.Done(); _, _ = inW.Write(c.stdin); inW.Close() }()
+	go func() { defer wg.Done(); _, _ = io.Copy(out, outR); outR.Close() }()
+	go func() { defer wg.Done(); _, _ = io.Copy(errw, errR); errR.Close() }()
+
+	start := time.Now()
+	sc, err := j.ctl.SyscallConn()
+	if err == nil {
+		var serr error
+		err = sc.Write(func(fd uintptr) bool {
+			serr = syscall.Sendmsg(int(fd), msg.Bytes(), syscall.UnixRights(int(inR.Fd()), int(outW.Fd()), int(errW.Fd())), nil, 0)
+			return serr != syscall.EAGAIN
+		})
+		if err == nil {
+			err = serr
+		}
+	}
+	inR.Close()
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		j.kill()
+		wg.Wait()
+		res.Err = fmt.Errorf("sandbox: send command to init: %w (%s)", err, strings.TrimSpace(j.stderr.buf.String()))
+		return res
+	}
+	// Init enforces the timeout; ctx, and a margin past the timeout in case
+	// init itself is stuck, end the whole jail.
+	stop := context.AfterFunc(ctx, j.kill)
+	defer stop()
+	guard := time.AfterFunc(c.timeout+5*time.Second, j.kill)
+	defer guard.Stop()
+	var rs response
+	buf := make([]byte, binary.Size(rs))
+	n, rerr := j.ctl.Read(buf)
+	res.Duration = time.Since(start)
+	wg.Wait()
+	res.Stdout, res.StdoutTruncated = out.buf.Bytes(), out.truncated
+	res.Stderr, res.StderrTruncated = errw.buf.Bytes(), errw.truncated
+	if rerr != nil || n != len(buf) {
+		res.TimedOut = ctx.Err() != nil
+		res.Err = fmt.Errorf("sandbox: init ended: %v %s", rerr, strings.TrimSpace(j.stderr.buf.String()))
+		if ctx.Err() != nil {
+			res.Err = fmt.Errorf("sandbox: %w", ctx.Err())
+		}
+		return res
+	}
+	_ = binary.Read(bytes.NewReader(buf), binary.NativeEndian, &rs)
+	if rs.Err != 0 {
+		res.Err = fmt.Errorf("sandbox: start %s: %w", c.argv[0], syscall.Errno(rs.Err))
+		return res
+	}
+	res.TimedOut = rs.TimedOut != 0
+	ws := syscall.WaitStatus(rs.Status)
+	switch {
+	case ws.Signaled():
+		res.ExitCode, res.Signal = -1, ws.Signal().String()
+	default:
+		res.ExitCode = ws.ExitStatus()
+	}
+	return res
+}

@@ -1,0 +1,362 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// jailBroken records why bubblewrap could not set a sandbox up on this
+// machine (for example in a container without the privilege to mount), so
+// that later verifications go straight to the fallback.
+var jailBroken atomic.Pointer[string]
+
+// fallbackNotice says what the per-command fallback sandbox does not isolate.
+const fallbackNotice = "no filesystem isolation: the program sees the host's files with its uid's permissions and can write to world-writable directories (/tmp, /dev/shm); memory is limited per process only"
+
+// workspace is one verification's directory and the way its commands run.
+type workspace struct {
+	dir       string
+	noSandbox bool
+
+	mu      sync.Mutex
+	jailed  bool // commands run in bubblewrap jails
+	notices []string
+}
+
+// newWorkspace makes a verification's directory: under privateRoot, where no
+// sandbox uid can enter, unless noSandbox.
+func newWorkspace(noSandbox bool) (*workspace, error) {
+	ws := &workspace{noSandbox: noSandbox}
+	if noSandbox {
+		dir, err := os.MkdirTemp("", "gosqlenv-verify-")
+		ws.dir = dir
+		return ws, err
+	}
+	root, err := privateRoot()
+	if err != nil {
+		return nil, err
+	}
+	if ws.dir, err = os.MkdirTemp(root, "v-"); err != nil {
+		return nil, err
+	}
+	ws.jailed = true
+	switch {
+	case findTool("bwrap") == "" || jailUnavailable:
+		ws.fallback(fmt.Sprintf("bubblewrap (bwrap) is not installed (Debian/Ubuntu package %s)", bwrapPackage))
+	case jailBroken.Load() != nil:
+		ws.fallback(*jailBroken.Load())
+	}
+	return ws, nil
+}
+
+// fallback switches the workspace to the per-command sandbox and says why.
+func (ws *workspace) fallback(why string) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if !ws.jailed {
+		return
+	}
+	ws.jailed = false
+	// Commands of the fallback reach their own directories in here by name.
+	_ = os.Chmod(ws.dir, 0o711)
+	ws.notices = append(ws.notices, why+": "+fallbackNotice)
+}
+
+func (ws *workspace) useJail() bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.jailed
+}
+
+// remove deletes the workspace (without following links).
+func (ws *workspace) remove() { _ = os.RemoveAll(ws.dir) }
+
+// sandboxEnv is the whole environment of a sandboxed command.
+func sandboxEnv(home string) []string {
+	return []string{"PATH=/usr/bin:/bin", "HOME=" + home, "TMPDIR=" + home, "LANG=C", "LC_ALL=C"}
+}
+
+// poolUID takes a uid of its own for a jail when the caller is root (-1
+// otherwise); release gives it back once no process of it is left.
+func poolUID(ctx context.Context) (uid int, release func(), notice string, err error) {
+	if os.Geteuid() != 0 {
+		return -1, func() {}, "", nil
+	}
+	slot, notice, err := sandboxUIDs.acquire(ctx)
+	if err != nil {
+		return 0, nil, "", err
+	}
+	return SandboxUIDBase + slot, func() { sandboxUIDs.settle(slot, 0, 0) }, notice, nil
+}
+
+// openJailOrFallback opens a jail; a jail bubblewrap cannot set up switches
+// the workspace (and later ones) to the fallback and returns nil.
+func (ws *workspace) openJailOrFallback(spec jailSpec) (*jail, error) {
+	j, err := openJail(spec)
+	if err == nil {
+		return j, nil
+	}
+	if strings.HasPrefix(err.Error(), "bubblewrap could not set up") {
+		why := err.Error()
+		jailBroken.CompareAndSwap(nil, &why)
+		ws.fallback(why)
+		return nil, nil
+	}
+	return nil, err
+}
+
+// compile compiles main.cpp into prog.
+func (ws *workspace) compile(ctx context.Context, comp string, flags []string, lim Limits, timeout time.Duration) RunResult {
+	bin := filepath.Join(ws.dir, "prog")
+	if ws.noSandbox {
+		sb := Sandbox{Limits: lim, NoIsolation: true}
+		return sb.Run(ctx, ws.dir, timeout, nil, append(append([]string{comp}, flags...), "main.cpp", "-o", "prog")...)
+	}
+	out, err := freshDir(ws.dir, "out")
+	if err != nil {
+		return RunResult{Err: err}
+	}
+	defer os.RemoveAll(out)
+	var r RunResult
+	if ws.useJail() {
+		uid, release, notice, err := poolUID(ctx)
+		if err != nil {
+			return RunResult{Err: err}
+		}
+		if err := giveDir(out, uid); err != nil {
+			release()
+			return RunResult{Err: err}
+		}
+		j, err := ws.openJailOrFallback(jailSpec{
+			uid: uid, memory: lim.TotalMemory, tmpSize: lim.TmpSize, extraRoot: compilerRoot(comp),
+			binds: []bind{{host: filepath.Join(ws.dir, "main.cpp"), jail: "/src/main.cpp"}, {host: out, jail: "/out", writable: true}},
+		})
+		if err != nil {
+			release()
+			return RunResult{Err: err}
+		}
+		if j != nil {
+			r = j.run(ctx, jailCommand{
+				argv: append(append([]string{comp}, flags...), "/src/main.cpp", "-o", "/out/prog"),
+				env:  sandboxEnv("/tmp"), dir: "/tmp", timeout: timeout, limits: lim, uid: uid,
+			})
+			j.close()
+			release()
+			r.Notices = append(r.Notices, j.notices...)
+			if notice != "" {
+				r.Notices = append(r.Notices, notice)
+			}
+		} else {
+			release()
+		}
+	}
+	if !ws.useJail() {
+		if err := copyFile(filepath.Join(ws.dir, "main.cpp"), filepath.Join(out, "main.cpp"), 0o644); err != nil {
+			return RunResult{Err: err}
+		}
+		sb := Sandbox{Limits: lim, Own: out}
+		r = sb.Run(ctx, out, timeout, nil, append(append([]string{comp}, flags...), "main.cpp", "-o", "prog")...)
+	}
+	if r.OK() {
+		if err := readBack(out, "prog", bin, lim.FileSize); err != nil {
+			r.Err = err
+		}
+	}
+	return r
+}
+
+// compilerRoot is the installation directory to show in the jail for a
+// compiler outside the system directories (/opt/gcc-14/bin/g++ →
+// /opt/gcc-14), or nil.
+func compilerRoot(comp string) []string {
+	real, err := filepath.EvalSymlinks(comp)
+	if err != nil {
+		return nil
+	}
+	for _, d := range []string{"/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/"} {
+		if strings.HasPrefix(real, d) {
+			return nil
+		}
+	}
+	return []string{filepath.Dir(filepath.Dir(real))}
+}
+
+// freshDir makes a new, empty directory name under parent (which only the
+// caller can write).
+func freshDir(parent, name string) (string, error) {
+	return os.MkdirTemp(parent, name+"-")
+}
+
+// giveDir gives the directory dir itself, which the caller has just made
+// and which is still empty, to uid (as root; nothing otherwise). It opens the
+// directory without following a link and changes it through the descriptor:
+// nothing is ever changed by a path a sandboxed command could have written,
+// and nothing is given back afterwards — the caller deletes the directory.
+func giveDir(dir string, uid int) error {
+	if uid < 0 || os.Geteuid() != 0 {
+		return nil
+	}
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("sandbox: open %s: %w", dir, err)
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Fchown(fd, uid, uid); err != nil {
+		return fmt.Errorf("sandbox: give %s to uid %d: %w", dir, uid, err)
+	}
+	return nil
+}
+
+// readBack copies the file name that a sandboxed command wrote in dir to
+// dst (a new file of the caller's, mode 0755). It refuses anything but a
+// regular file with a single link and at most limit bytes (0: no limit),
+// opened without following a link: a command cannot make the caller read
+// or copy a file of someone else's.
+func readBack(dir, name, dst string, limit uint64) error {
+	dfd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("sandbox: open %s: %w", dir, err)
+	}
+	defer syscall.Close(dfd)
+	fd, err := syscall.Openat(dfd, name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("sandbox: the compiler's output %s: %w", name, err)
+	}
+	in := os.NewFile(uintptr(fd), filepath.Join(dir, name))
+	defer in.Close()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Nlink != 1 || (limit > 0 && uint64(st.Size) > limit) {
+		return fmt.Errorf("sandbox: the compiler's output %s is not a plain file of its own (mode %o, %d links, %d bytes)", name, st.Mode, st.Nlink, st.Size)
+	}
+	syscall.ForkLock.RLock() // see copyFile
+	defer syscall.ForkLock.RUnlock()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, io.LimitReader(in, st.Size)); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// testRunner runs one worker's tests, one after another.
+type testRunner interface {
+	run(ctx context.Context, stdin []byte, timeout time.Duration, lim Limits) RunResult
+	notices() []string
+	close()
+}
+
+// testRunner returns a runner for one worker: a jail that sees the binary,
+// or the per-command sandbox.
+func (ws *workspace) testRunner(ctx context.Context, lim Limits) (testRunner, error) {
+	if ws.noSandbox || !ws.useJail() {
+		return &processRunner{ws: ws}, nil
+	}
+	jr := &jailRunner{ws: ws, lim: lim}
+	if err := jr.open(ctx); err != nil {
+		return nil, err
+	}
+	if jr.j == nil { // bubblewrap failed: fallback
+		return &processRunner{ws: ws}, nil
+	}
+	return jr, nil
+}
+
+// jailRunner runs tests in a jail of its own, reopened if a test ended it.
+type jailRunner struct {
+	ws      *workspace
+	lim     Limits // the jail's memory and /tmp
+	j       *jail
+	uid     int
+	release func()
+	notes   []string
+}
+
+func (jr *jailRunner) open(ctx context.Context) error {
+	uid, release, notice, err := poolUID(ctx)
+	if err != nil {
+		return err
+	}
+	if notice != "" {
+		jr.notes = append(jr.notes, notice)
+	}
+	j, err := jr.ws.openJailOrFallback(jailSpec{
+		uid: uid, memory: jr.lim.TotalMemory, tmpSize: jr.lim.TmpSize,
+		binds: []bind{{host: filepath.Join(jr.ws.dir, "prog"), jail: "/sandbox/prog"}},
+	})
+	if err != nil || j == nil {
+		release()
+		return err
+	}
+	jr.j, jr.uid, jr.release = j, uid, release
+	jr.notes = append(jr.notes, j.notices...)
+	return nil
+}
+
+func (jr *jailRunner) run(ctx context.Context, stdin []byte, timeout time.Duration, lim Limits) RunResult {
+	if jr.j == nil || jr.j.exited() {
+		jr.close()
+		if err := jr.open(ctx); err != nil || jr.j == nil {
+			return RunResult{Err: fmt.Errorf("sandbox: reopen: %v", err)}
+		}
+	}
+	return jr.j.run(ctx, jailCommand{
+		argv: []string{"/sandbox/prog"}, env: sandboxEnv("/tmp"), dir: "/tmp",
+		stdin: stdin, timeout: timeout, limits: lim, uid: jr.uid,
+	})
+}
+
+func (jr *jailRunner) notices() []string { return jr.notes }
+
+func (jr *jailRunner) close() {
+	if jr.j != nil {
+		jr.j.close()
+		jr.release()
+		jr.j = nil
+	}
+}
+
+// processRunner runs each test as a command of the per-command Sandbox
+// (the fallback) or unsandboxed (NoSandbox).
+type processRunner struct {
+	ws *workspace
+	n  atomic.Int64
+}
+
+func (pr *processRunner) run(ctx context.Context, stdin []byte, timeout time.Duration, lim Limits) RunResult {
+	ws := pr.ws
+	if ws.noSandbox {
+		sb := Sandbox{Limits: lim, NoIsolation: true}
+		return sb.Run(ctx, ws.dir, timeout, stdin, filepath.Join(ws.dir, "prog"))
+	}
+	// A fresh directory per test with its own copy of the binary: what one
+	// test leaves, the next does not see, and no other uid can reach it.
+	dir, err := freshDir(ws.dir, "run"+strconv.FormatInt(pr.n.Add(1), 10))
+	if err != nil {
+		return RunResult{Err: err}
+	}
+	defer os.RemoveAll(dir)
+	if err := copyFile(filepath.Join(ws.dir, "prog"), filepath.Join(dir, "prog"), 0o755); err != nil {
+		return RunResult{Err: err}
+	}
+	sb := Sandbox{Limits: lim, Own: dir}
+	return sb.Run(ctx, dir, timeout, stdin, filepath.Join(dir, "prog"))
+}
+
+func (pr *processRunner) notices() []string { return nil }
+func (pr *processRunner) close()            {}
+

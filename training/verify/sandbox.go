@@ -16,18 +16,18 @@ import (
 
 // Limits bounds one sandboxed command.
 type Limits struct {
-	CPUTime   time.Duration // RLIMIT_CPU (rounded up to whole seconds)
-	Memory    uint64        // RLIMIT_AS in bytes, per process
+	CPUTime time.Duration // RLIMIT_CPU (rounded up to whole seconds)
+	Memory  uint64        // RLIMIT_AS in bytes, per process
 	// TotalMemory bounds all processes of a jail together (a memory cgroup;
 	// the jail's /tmp counts too). Where no cgroup can be made the result's
 	// sandbox_notices say so, and the bound is Memory × Processes.
 	TotalMemory uint64
 	// TmpSize is the size of a jail's private /tmp.
 	TmpSize   uint64
-	FileSize  uint64        // RLIMIT_FSIZE in bytes
-	OpenFiles uint64        // RLIMIT_NOFILE
-	Processes uint64        // RLIMIT_NPROC (counted per real uid; as root each command has its own, see Sandbox)
-	OutputCap int           // bytes kept of stdout and of stderr each; excess is discarded and flagged
+	FileSize  uint64 // RLIMIT_FSIZE in bytes
+	OpenFiles uint64 // RLIMIT_NOFILE
+	Processes uint64 // RLIMIT_NPROC (counted per real uid; as root each command has its own, see Sandbox)
+	OutputCap int    // bytes kept of stdout and of stderr each; excess is discarded and flagged
 }
 
 // RunLimits are the defaults for running a candidate program.

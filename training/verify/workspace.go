@@ -359,4 +359,3 @@ func (pr *processRunner) run(ctx context.Context, stdin []byte, timeout time.Dur
 
 func (pr *processRunner) notices() []string { return nil }
 func (pr *processRunner) close()            {}
-

@@ -47,12 +47,16 @@ FROM ${CUDA_IMAGE}
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 ARG DEBIAN_FRONTEND=noninteractive
 
-# gcc + libc6-dev for cgo; g++ for training/verify (it compiles model-written C++);
+# gcc + libc6-dev for cgo; g++ for training/verify (it compiles model-written C++)
+# and bubblewrap, which confines what it compiles and runs (inside Docker it
+# needs the privilege to mount: --privileged or --cap-add SYS_ADMIN with an
+# unconfined seccomp/AppArmor profile; without it the verifier falls back to
+# its per-command sandbox and says so in every result);
 # git for Go's VCS stamping when a checkout is mounted; tini reaps the processes GoNB
 # starts for each cell.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      ca-certificates g++ gcc git libc6-dev python3 python3-venv tini \
+      bubblewrap ca-certificates g++ gcc git libc6-dev python3 python3-venv tini \
  && rm -rf /var/lib/apt/lists/*
 
 # JupyterLab, and the CUDA PJRT plugin with the NVIDIA libraries, in one venv.

@@ -2,7 +2,9 @@ package verify
 
 import (
 	"context"
+	"strconv"
 	"testing"
+	"time"
 )
 
 func benchBatch(b *testing.B, workers int) {
@@ -51,13 +53,14 @@ func BenchmarkVerifyNoCacheWorkers2(b *testing.B)   { benchNoCache(b, 2) }
 // benchTests measures running the 10 tests of one cached program, in the
 // sandbox or without it (WithoutSandbox), with the verifier's MaxWorkers
 // tests at a time.
-func benchTests(b *testing.B, workers int, sandboxed bool) {
+func benchTests(b *testing.B, workers int, sandboxed bool) { benchNTests(b, workers, sandboxed, 10) }
+
+func benchNTests(b *testing.B, workers int, sandboxed bool, nTests int) {
 	needGPP(b)
 	opts := []Option{WithCacheDir(b.TempDir()), WithMaxWorkers(workers)}
 	if !sandboxed {
 		opts = append(opts, WithoutSandbox())
 	}
-	const nTests = 10
 	v := NewGCCExecutionVerifier(sqTests(nTests), opts...)
 	ctx := context.Background()
 	if r := v.Verify(ctx, squareSrc); r.Reward != 1 { // compile into the cache
@@ -81,3 +84,71 @@ func BenchmarkTestsSandboxedSequential(b *testing.B)   { benchTests(b, 1, true) 
 func BenchmarkTestsUnsandboxedSequential(b *testing.B) { benchTests(b, 1, false) }
 func BenchmarkTestsSandboxedWorkers2(b *testing.B)     { benchTests(b, 2, true) }
 func BenchmarkTestsUnsandboxedWorkers2(b *testing.B)   { benchTests(b, 2, false) }
+
+// The same with 40 tests: (time with 40 − time with 10) / 30 is the cost of
+// one more test, without the per-program setup (the jail is set up once per
+// program and worker).
+func BenchmarkTests40SandboxedSequential(b *testing.B)   { benchNTests(b, 1, true, 40) }
+func BenchmarkTests40UnsandboxedSequential(b *testing.B) { benchNTests(b, 1, false, 40) }
+
+// mixedBatch is 200 distinct programs of the kinds a policy writes: correct
+// (100), wrong (40), partly right (20), not compiling (20), crashing after
+// the right output (12), printing far too much (4), looping until the
+// timeout (4).
+func mixedBatch() []string {
+	kinds := []struct {
+		n    int
+		code string
+	}{
+		{100, squareSrc},
+		{40, `#include <iostream>
+int main(){ long long x; std::cin >> x; std::cout << x+x << "\n"; }`},
+		{20, partialSrc},
+		{20, `int main(){ return undefined_name; }`},
+		{12, `#include <iostream>
+#include <cstdlib>
+int main(){ long long x; std::cin >> x; std::cout << x*x << std::endl; abort(); }`},
+		{4, `#include <cstdio>
+int main(){ for(long i=0;i<20000000;i++) fputs("yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy\n", stdout); }`},
+		{4, `int main(){ volatile unsigned long x=0; for(;;) x++; }`},
+	}
+	var codes []string
+	for _, k := range kinds {
+		for i := range k.n {
+			codes = append(codes, k.code+"\n// variant "+strconv.Itoa(len(codes))+" "+strconv.Itoa(i))
+		}
+	}
+	return codes
+}
+
+// benchMixed verifies the mixed 200-program batch with 5 tests each (1 s
+// run timeout), 2 candidates at a time: compiling every program (cached
+// false) or with every binary already in the cache (cached true).
+func benchMixed(b *testing.B, sandboxed, cached bool) {
+	needGPP(b)
+	codes := mixedBatch()
+	var cache string
+	opts := []Option{WithRunTimeout(time.Second)}
+	if !sandboxed {
+		opts = append(opts, WithoutSandbox())
+	}
+	if cached {
+		cache = b.TempDir()
+		VerifyBatch(context.Background(), NewGCCExecutionVerifier(sqTests(5), append(opts, WithCacheDir(cache))...), codes, 2)
+		opts = append(opts, WithCacheDir(cache))
+	}
+	v := NewGCCExecutionVerifier(sqTests(5), opts...)
+	b.ResetTimer()
+	for b.Loop() {
+		rs := VerifyBatch(context.Background(), v, codes, 2)
+		if rs[0].Reward != 1 || rs[165].Reward != 0 {
+			b.Fatalf("rewards %v %v: %s %s", rs[0].Reward, rs[165].Reward, rs[0].Error, rs[165].Error)
+		}
+	}
+	b.ReportMetric(float64(len(codes)*b.N)/b.Elapsed().Seconds(), "verifications/s")
+}
+
+func BenchmarkMixed200Sandboxed(b *testing.B)         { benchMixed(b, true, false) }
+func BenchmarkMixed200Unsandboxed(b *testing.B)       { benchMixed(b, false, false) }
+func BenchmarkMixed200CachedSandboxed(b *testing.B)   { benchMixed(b, true, true) }
+func BenchmarkMixed200CachedUnsandboxed(b *testing.B) { benchMixed(b, false, true) }

@@ -115,7 +115,11 @@ func newMemoryCgroup(limit uint64, pid int) (string, error) {
 	}
 	dir := filepath.Join(parent, fmt.Sprintf("gosqlenv-verify-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
 	if err := os.Mkdir(dir, 0o755); err != nil {
-		return "", fmt.Errorf("create memory cgroup: %w", err)
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the same message for every jail, whatever its name
+		}
+		return "", fmt.Errorf("cannot create a memory cgroup under %s: %w", parent, err)
 	}
 	files := [][2]string{{"memory.limit_in_bytes", strconv.FormatUint(limit, 10)}}
 	if v2 {

@@ -43,8 +43,9 @@ const (
 	actualKeep = 64 << 10
 )
 
-// ExecutionVerifier compiles C/C++ code and runs it against TestCases in the
-// Sandbox.
+// ExecutionVerifier compiles C/C++ code and runs it against TestCases,
+// confined in bubblewrap jails (see Verify and jail.go; README "Code
+// sandbox").
 //
 // Reward ladder: compile failure 0.0; compiled with no tests 0.3 if the
 // compiler wrote anything to stderr (warnings) else 0.5, success = compiled;
@@ -136,6 +137,8 @@ func WithMaxWorkers(n int) Option { return func(v *ExecutionVerifier) { v.MaxWor
 
 // WithCacheDir caches compiled binaries in d, keyed by the hash of compiler,
 // flags and code, so that a candidate seen before is not compiled again.
+// d is created mode 0700 and its files are the caller's only (0600/0700):
+// candidates never see the cache, they get a copy of their own binary.
 func WithCacheDir(d string) Option { return func(v *ExecutionVerifier) { v.CacheDir = d } }
 
 // WithRunLimits replaces the sandbox limits of test runs (default RunLimits);
@@ -377,8 +380,10 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 			// that finds them may copy the binary; one that finds only the
 			// warnings fails to copy and compiles.
 			tmp := fmt.Sprintf("%s.tmp%d", key, time.Now().UnixNano())
-			if os.WriteFile(tmp+".warn", []byte(warnings), 0o644) == nil && os.Rename(tmp+".warn", key+".warn") == nil &&
-				copyFile(bin, tmp, 0o755) == nil {
+			// Only the caller reads the cache (and copies a binary into a
+			// workspace): its files are no sandbox uid's to read.
+			if os.WriteFile(tmp+".warn", []byte(warnings), 0o600) == nil && os.Rename(tmp+".warn", key+".warn") == nil &&
+				copyFile(bin, tmp, 0o700) == nil {
 				_ = os.Rename(tmp, key)
 			}
 			_ = os.Remove(tmp)

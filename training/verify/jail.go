@@ -62,7 +62,7 @@ var privateRoot = sync.OnceValues(func() (string, error) {
 	}
 	var why []string
 	for _, d := range dirs {
-		if err := ownPrivateDir(d); err != nil {
+		if err := ownPrivateDir(d, 0o711); err != nil {
 			why = append(why, err.Error())
 			continue
 		}
@@ -71,15 +71,16 @@ var privateRoot = sync.OnceValues(func() (string, error) {
 	return "", fmt.Errorf("sandbox: no private directory for verifications: %s", strings.Join(why, "; "))
 })
 
-// ownPrivateDir makes sure d is a directory (not a link) of the caller's that
-// only the caller can list or write (mode 0711: the fallback sandbox's
-// commands pass through it to directories of their own, by name),
-// creating it if needed.
-func ownPrivateDir(d string) error {
+// ownPrivateDir makes sure d is a directory (not a link) of the caller's
+// (root's, for the uid pool's lock files) that nobody else can write,
+// creating it if needed, and gives it mode perm: 0700, or 0711 for
+// privateRoot, through which the fallback sandbox's commands pass to
+// directories of their own, by name.
+func ownPrivateDir(d string, perm os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(d), 0o755); err != nil {
 		return err
 	}
-	if err := os.Mkdir(d, 0o711); err != nil && !errors.Is(err, os.ErrExist) {
+	if err := os.Mkdir(d, perm); err != nil && !errors.Is(err, os.ErrExist) {
 		return err
 	}
 	st, err := os.Lstat(d)
@@ -87,10 +88,10 @@ func ownPrivateDir(d string) error {
 		return err
 	}
 	sys, ok := st.Sys().(*syscall.Stat_t)
-	if !st.IsDir() || !ok || int(sys.Uid) != os.Geteuid() || st.Mode().Perm()&0o066 != 0 {
+	if !st.IsDir() || !ok || int(sys.Uid) != os.Geteuid() || st.Mode().Perm()&0o022 != 0 {
 		return fmt.Errorf("%s is not a private directory of uid %d", d, os.Geteuid())
 	}
-	return os.Chmod(d, 0o711)
+	return os.Chmod(d, perm)
 }
 
 // initBinary builds initc/init.c once per machine (per source version) with the
@@ -329,6 +330,23 @@ type jailCommand struct {
 	uid       int // -1: the init's own (user namespace)
 }
 
+// pipes makes n pipes (read end, write end), or none.
+func pipes(n int) ([][2]*os.File, error) {
+	var ps [][2]*os.File
+	for range n {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, p := range ps {
+				p[0].Close()
+				p[1].Close()
+			}
+			return nil, err
+		}
+		ps = append(ps, [2]*os.File{r, w})
+	}
+	return ps, nil
+}
+
 // request must match struct gs_request in initc/init.c.
 type request struct {
 	Magic                         uint32
@@ -376,27 +394,12 @@ func (j *jail) run(ctx context.Context, c jailCommand) RunResult {
 	}
 	// The command's stdin, stdout and stderr: pipes whose far ends init
 	// hands to it.
-	inR, inW, err := os.Pipe()
+	p, err := pipes(3)
 	if err != nil {
 		res.Err = err
 		return res
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		res.Err = err
-		return res
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		outR.Close()
-		outW.Close()
-		res.Err = err
-		return res
-	}
+	inR, inW, outR, outW, errR, errW := p[0][0], p[0][1], p[1][0], p[1][1], p[2][0], p[2][1]
 	out := &capWriter{limit: lim.OutputCap}
 	errw := &capWriter{limit: lim.OutputCap}
 	var wg sync.WaitGroup

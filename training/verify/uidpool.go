@@ -2,7 +2,6 @@ package verify
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,7 +57,7 @@ func (p *uidPool) init() {
 		p.wake = make(chan struct{})
 		var why []string
 		for _, d := range uidLockDirs {
-			if err := privateDir(d); err != nil {
+			if err := ownPrivateDir(d, 0o700); err != nil {
 				why = append(why, err.Error())
 				continue
 			}
@@ -67,23 +66,6 @@ func (p *uidPool) init() {
 		}
 		p.dirNote = "sandbox uid pool not coordinated with other processes (" + strings.Join(why, "; ") + ")"
 	})
-}
-
-// privateDir makes sure d is a directory (not a link) owned by root and
-// writable by nobody else, creating it if needed.
-func privateDir(d string) error {
-	if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		return err
-	}
-	st, err := os.Lstat(d)
-	if err != nil {
-		return err
-	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	if !st.IsDir() || !ok || sys.Uid != 0 || st.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("%s is not a root-owned private directory", d)
-	}
-	return nil
 }
 
 // acquire takes a free slot and returns it with its uid; notice is non-empty

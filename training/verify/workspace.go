@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -167,7 +168,11 @@ func (ws *workspace) compile(ctx context.Context, comp string, flags []string, l
 		r = sb.Run(ctx, out, timeout, nil, append(append([]string{comp}, flags...), "main.cpp", "-o", "prog")...)
 	}
 	if r.OK() {
-		if err := readBack(out, "prog", bin, lim.FileSize); err != nil {
+		err := readBack(out, "prog", bin, lim.FileSize)
+		if errors.Is(err, syscall.ENOENT) { // MinGW names its output prog.exe
+			err = readBack(out, "prog.exe", bin, lim.FileSize)
+		}
+		if err != nil {
 			r.Err = err
 		}
 	}

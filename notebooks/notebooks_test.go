@@ -60,6 +60,27 @@ func TestNotebooksExecute(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run.sh failed: %v\n%s", err, tail(string(out), 4000))
 	}
+	// The terminal shows progress, one line per cell; the kernel's own log
+	// (klog's start-up self-test, GoNB's messages) is in a file.
+	cellLines := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) > 3 && f[0] == "cell" && f[len(f)-1] == "ok" {
+			cellLines++
+		}
+		if strings.Contains(line, "Info message") || strings.Contains(line, "Executing: /tmp/gonb_") {
+			t.Errorf("the kernel's log reached the terminal: %q", line)
+		}
+	}
+	defer func() {
+		if cellLines != 0 {
+			t.Errorf("run.sh printed %+d lines \"cell … ok\" more than the notebooks' code cells:\n%s", cellLines, tail(string(out), 4000))
+		}
+	}()
+	for _, name := range names {
+		if st, err := os.Stat(filepath.Join("out", strings.TrimSuffix(name, ".ipynb")+".kernel.log")); err != nil || st.Size() == 0 {
+			t.Errorf("%s: no kernel log beside the executed copy: %v", name, err)
+		}
+	}
 	for _, name := range names {
 		path := filepath.Join("out", name)
 		b, err := os.ReadFile(path)
@@ -71,6 +92,11 @@ func TestNotebooksExecute(t *testing.T) {
 			t.Fatalf("%s: %v", path, err)
 		}
 		counts := map[string]int{}
+		for _, c := range nb.Cells {
+			if c.CellType == "code" {
+				cellLines--
+			}
+		}
 		for i, c := range nb.Cells {
 			for _, o := range c.Outputs {
 				if o.OutputType == "error" {

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs a notebook of this repository headlessly with the GoNB kernel and
-# writes the executed copy (with its outputs) to notebooks/out/.
+# writes the executed copy (with its outputs) to notebooks/out/, and the
+# kernel's own log beside it (notebooks/out/NAME.kernel.log). The terminal
+# gets one line per cell: number, heading, seconds, ok or ERROR.
 #
 #   bash notebooks/run.sh [NOTEBOOK.ipynb ...]     (default: notebooks/train_grpo.ipynb)
 #   bash notebooks/run.sh --setup                  (install and register the kernel only)
@@ -33,17 +35,19 @@ for nb in "${notebooks[@]}"; do
   [ -f "$nb" ] || { echo "no notebook $nb" >&2; exit 1; }
 done
 
-# Jupyter: Debian's packages (the tools live in /usr/bin; a pyenv python on PATH cannot import them).
-jupyter=/usr/bin/jupyter
-if ! [ -x "$jupyter" ] || ! /usr/bin/python3 -c 'import nbconvert, jupyter_client' 2>/dev/null; then
-  if command -v jupyter >/dev/null 2>&1 && jupyter nbconvert --version >/dev/null 2>&1; then
-    jupyter="$(command -v jupyter)"
+# Jupyter: Debian's packages (the tools live in /usr/bin; a pyenv python on
+# PATH cannot import them). execute.py drives the kernel with nbclient, which
+# nbconvert brings.
+python=/usr/bin/python3
+if ! [ -x "$python" ] || ! "$python" -c 'import nbclient, nbformat, jupyter_client' 2>/dev/null; then
+  if command -v python3 >/dev/null 2>&1 && python3 -c 'import nbclient, nbformat, jupyter_client' 2>/dev/null; then
+    python="$(command -v python3)"
   elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing jupyter-nbconvert (apt)…" >&2
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq && apt-get install -y -qq --no-install-recommends jupyter-nbconvert jupyter-client >/dev/null
   else
-    echo "Jupyter's nbconvert is missing: install it (Debian/Ubuntu: sudo apt-get install jupyter-nbconvert jupyter-client; elsewhere: pip install nbconvert jupyter_client)" >&2
+    echo "Jupyter's nbconvert/nbclient is missing: install it (Debian/Ubuntu: sudo apt-get install jupyter-nbconvert jupyter-client; elsewhere: pip install nbconvert jupyter_client)" >&2
     exit 1
   fi
 fi
@@ -70,13 +74,14 @@ mkdir -p notebooks/out
 status=0
 for nb in "${notebooks[@]}"; do
   name="$(basename "$nb")"
-  echo "executing $nb → notebooks/out/$name" >&2
+  log="notebooks/out/${name%.ipynb}.kernel.log"
+  echo "$nb → notebooks/out/$name (kernel log: $log)"
   start=$(date +%s)
-  if ! "$jupyter" nbconvert --to notebook --execute --ExecutePreprocessor.timeout=3600 \
-      --ExecutePreprocessor.kernel_name=gonb --output-dir notebooks/out --output "$name" "$nb"; then
-    echo "FAILED: $nb" >&2
+  if ! "$python" notebooks/execute.py "$nb" "notebooks/out/$name" "$log"; then
+    echo "FAILED: $nb ($(( $(date +%s) - start )) s)"
     status=1
+  else
+    echo "done: $nb ($(( $(date +%s) - start )) s)"
   fi
-  echo "$nb: $(( $(date +%s) - start )) s" >&2
 done
 exit $status

@@ -80,23 +80,6 @@ func Advantages(rewards []float64, groups []int, scale string, minStd float64) (
 	return adv, fracZeroStd, nil
 }
 
-// variance is the unbiased sample variance (0 for fewer than 2 values).
-func variance(x []float64) float64 {
-	if len(x) < 2 {
-		return 0
-	}
-	var mean float64
-	for _, v := range x {
-		mean += v
-	}
-	mean /= float64(len(x))
-	var s float64
-	for _, v := range x {
-		s += (v - mean) * (v - mean)
-	}
-	return s / float64(len(x)-1)
-}
-
 // TokenWeights gives each loss token its weight for lossType, so that the
 // sum over all micro-batches of Σ weight·token_loss is the loss of the whole
 // accumulated batch. samples are grouped into micro-batches by microOf;

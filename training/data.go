@@ -2,18 +2,13 @@ package training
 
 import (
 	"cmp"
-	"context"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
 	"slices"
 	"strings"
 
-	"github.com/gosqlenv/gosqlenv/sqlenv"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
-	"github.com/gosqlenv/gosqlenv/sqlenv/dataset/bundled"
-	"github.com/gosqlenv/gosqlenv/sqlenv/sqlitedb"
 )
 
 // The evaluation splits, as named in eval_summary.json.
@@ -30,56 +25,6 @@ const (
 
 // Splits lists the evaluation splits in reporting order.
 var Splits = []string{SplitTrain, SplitHeldout, SplitUnseen}
-
-// loadQuestions reads the questions and opens the databases: the training
-// file's questions of train_databases and difficulty_filter, minus the held
-// out ones (heldout_fraction), capped by max_train_questions; the evaluation
-// file's questions (unseen databases).
-func (p *Pipeline) loadQuestions(ctx context.Context) error {
-	c := p.Config
-	trainPath, evalPath, dbDir := c.QuestionsPath, c.EvalQuestionsPath, c.DBDir
-	if trainPath == "" && evalPath == "" && dbDir == "" {
-		paths, err := bundled.Ensure(ctx)
-		if err != nil {
-			return err
-		}
-		trainPath, evalPath, dbDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
-	} else if trainPath == "" || dbDir == "" {
-		return errors.New("config: give questions_path and db_dir (and eval_questions_path), or none of them for the bundled dataset")
-	}
-	load := func(path string, split dataset.Split, databases []string) ([]dataset.QuestionRecord, error) {
-		qs, err := dataset.Load(ctx, path, dataset.LoadOptions{DBDir: dbDir, Split: split})
-		if err != nil {
-			return nil, err
-		}
-		if err := checkDatabases(path, qs, databases); err != nil {
-			return nil, err
-		}
-		if qs, err = (dataset.Filter{Difficulties: c.DifficultyFilter, Databases: databases}).Apply(qs); err != nil {
-			return nil, err
-		}
-		if len(qs) == 0 {
-			return nil, fmt.Errorf("questions file %s has no %s questions of difficulty %v", path, split, c.DifficultyFilter)
-		}
-		return qs, nil
-	}
-	all, err := load(trainPath, dataset.Train, c.TrainDatabases)
-	if err != nil {
-		return err
-	}
-	train, heldout := HoldOut(all, c.HeldoutFraction)
-	if len(train) == 0 {
-		return fmt.Errorf("heldout_fraction = %g leaves no training questions of %d", c.HeldoutFraction, len(all))
-	}
-	p.Train, p.Heldout = SpreadOverDatabases(train, c.MaxTrainQuestions), heldout
-	if evalPath != "" {
-		if p.Eval, err = load(evalPath, dataset.Eval, nil); err != nil {
-			return err
-		}
-	}
-	p.Databases = sqlenv.OpenDatabases(dbDir, sqlitedb.Limits{})
-	return nil
-}
 
 // checkDatabases reports names in want that no question of qs uses.
 func checkDatabases(path string, qs []dataset.QuestionRecord, want []string) error {
@@ -104,26 +49,6 @@ func checkDatabases(path string, qs []dataset.QuestionRecord, want []string) err
 		return fmt.Errorf("train_databases: %s not in %s (it has %s)", strings.Join(missing, ", "), path, strings.Join(names, ", "))
 	}
 	return nil
-}
-
-// EvalQuestions returns up to max_eval_questions questions of an evaluation
-// split (SplitTrain, SplitHeldout or SplitUnseen), spread over its databases.
-// The training split is the questions GRPO plays (GRPOQuestions: all
-// training questions unless grpo_max_questions picks fewer; the SFT warm-up
-// saw them too).
-func (p *Pipeline) EvalQuestions(split string) ([]dataset.QuestionRecord, error) {
-	var qs []dataset.QuestionRecord
-	switch split {
-	case SplitTrain:
-		qs = p.GRPOQuestions()
-	case SplitHeldout:
-		qs = p.Heldout
-	case SplitUnseen:
-		qs = p.Eval
-	default:
-		return nil, fmt.Errorf("unknown evaluation split %q (%s)", split, strings.Join(Splits, ", "))
-	}
-	return SpreadOverDatabases(qs, p.Config.MaxEvalQuestions), nil
 }
 
 // HoldOut splits questions into training and held-out questions: from each
@@ -189,4 +114,13 @@ func SpreadOverDatabases(qs []dataset.QuestionRecord, n int) []dataset.QuestionR
 		}
 	}
 	return out
+}
+
+// QuestionIDs lists the ids of questions.
+func QuestionIDs(qs []dataset.QuestionRecord) []string {
+	ids := make([]string, len(qs))
+	for i, q := range qs {
+		ids[i] = q.QuestionID
+	}
+	return ids
 }

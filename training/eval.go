@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
-	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
 )
 
 // EvaluateModel plays one greedy episode per question with the roller's
@@ -193,90 +192,6 @@ func splitResult(questions int, temperature float64, greedy, sampled sqlenv.Eval
 		r.SampledSuccessSE = math.Sqrt(p * (1 - p) / n)
 	}
 	return r
-}
-
-// EvaluateSplits evaluates a policy on every split (Splits) with
-// EvaluateSplit. Splits without questions are left out.
-func (p *Pipeline) EvaluateSplits(ctx context.Context, policy string) (map[string]SplitResult, error) {
-	out := map[string]SplitResult{}
-	for _, split := range Splits {
-		qs, err := p.EvalQuestions(split)
-		if err != nil {
-			return nil, err
-		}
-		if len(qs) == 0 {
-			continue
-		}
-		if out[split], err = p.EvaluateSplit(ctx, policy, split); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// EvaluateSplit evaluates a policy on the questions of one split
-// (EvalQuestions): the model (policy "untrained", "sft", "grpo" or any other
-// name) with one greedy episode per question and eval_samples episodes
-// sampled at the training temperature, or PolicyRandom with sqlenv's random
-// policy.
-func (p *Pipeline) EvaluateSplit(ctx context.Context, policy, split string) (SplitResult, error) {
-	qs, err := p.EvalQuestions(split)
-	if err != nil {
-		return SplitResult{}, err
-	}
-	if len(qs) == 0 {
-		return SplitResult{}, fmt.Errorf("evaluate %s: split %s has no questions", policy, split)
-	}
-	var r SplitResult
-	if policy == PolicyRandom {
-		r, err = p.evaluateRandom(ctx, qs)
-	} else {
-		r, err = p.evaluateModel(ctx, qs)
-	}
-	if err != nil {
-		return r, fmt.Errorf("evaluate %s on %s: %w", policy, split, withOOMHint(err))
-	}
-	return r, nil
-}
-
-func (p *Pipeline) evaluateModel(ctx context.Context, qs []dataset.QuestionRecord) (SplitResult, error) {
-	if p.Roller == nil {
-		return SplitResult{}, errors.New("no model loaded")
-	}
-	ids := QuestionIDs(qs)
-	greedy, err := EvaluateModel(ctx, p.Roller, ids)
-	if err != nil {
-		return SplitResult{}, err
-	}
-	var sampled sqlenv.EvalReport
-	if k := p.Config.EvalSamples; k > 0 {
-		episodes, _, err := p.Roller.RolloutWith(ctx, ids, k, p.Config.Temperature)
-		if err != nil {
-			return SplitResult{}, err
-		}
-		sampled = EvalReportOf(episodes)
-	}
-	return splitResult(len(qs), p.Config.Temperature, greedy, sampled), nil
-}
-
-func (p *Pipeline) evaluateRandom(ctx context.Context, qs []dataset.QuestionRecord) (SplitResult, error) {
-	env, err := sqlenv.New(sqlenv.Config{Questions: qs, Databases: p.Databases, StepBudget: p.Config.StepBudget})
-	if err != nil {
-		return SplitResult{}, err
-	}
-	defer env.Close()
-	policy := sqlenv.NewRandomPolicy(uint64(p.Config.Seed))
-	greedy, err := sqlenv.Evaluate(ctx, env, policy, len(qs))
-	if err != nil {
-		return SplitResult{}, err
-	}
-	var sampled sqlenv.EvalReport
-	if k := p.Config.EvalSamples; k > 0 {
-		if sampled, err = sqlenv.Evaluate(ctx, env, policy, k*len(qs)); err != nil {
-			return SplitResult{}, err
-		}
-	}
-	return splitResult(len(qs), 1, greedy, sampled), nil
 }
 
 // Table renders the summary as aligned text: one row per split and policy

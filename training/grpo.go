@@ -159,44 +159,104 @@ func (t *GRPOTrainer) Train(ctx context.Context) error {
 	return err
 }
 
-// Step runs optimizer step s (0-based) and returns its metrics.
+// Step runs optimizer step s (0-based) and returns its metrics. Its stages
+// are the arrows of the type's doc comment: rolloutAndScore (rollout →
+// rewards → advantages), packMicroBatches, fixedLogProbs (the old and
+// reference log-probabilities the loss compares against), update (loss →
+// optimizer step, num_iterations times) and metrics.
 func (t *GRPOTrainer) Step(ctx context.Context, s int) (Metrics, error) {
 	cfg := t.Config
 	start := now()
-	episodes, rstats, err := t.Roller.Rollout(ctx, t.questionsForStep(s))
-	if err != nil {
-		return nil, withOOMHint(err)
-	}
-	if len(episodes) == 0 {
-		return nil, errNoEpisodes
-	}
-	rollSeconds := since(start)
-	total, perFunc := ScoreEpisodes(t.Rewards, episodes)
-	groups := make([]int, len(episodes))
-	for i, e := range episodes {
-		groups[i] = e.Group
-	}
-	adv, zeroStd, err := Advantages(total, groups, cfg.ScaleRewards, cfg.MinGroupRewardStd)
+	sc, err := t.rolloutAndScore(ctx, s)
 	if err != nil {
 		return nil, err
 	}
+	rollSeconds := since(start)
 	lossStart := now()
-	samples := Samples(episodes)
+	batches, err := t.packMicroBatches(sc)
+	if err != nil {
+		return nil, err
+	}
+	lc := LossConfig{Epsilon: cfg.Epsilon, EpsilonHigh: cfg.EpsilonHigh, Beta: cfg.Beta, Temperature: cfg.Temperature, FreshOld: cfg.NumIterations <= 1}
+	olds, refs, err := t.fixedLogProbs(batches, lc)
+	if err != nil {
+		return nil, err
+	}
+	lr := t.learningRate(s)
+	up, err := t.update(batches, olds, refs, lc, lr)
+	if err != nil {
+		return nil, err
+	}
+	lossSeconds := since(lossStart)
+	stepSeconds := since(start)
+	m := t.metrics(sc, up.sums)
+	m["step"] = float64(s + 1)
+	m["epoch"] = float64(s+1) / float64(max(1, t.TotalSteps()/max(1, cfg.NumTrainEpochs)))
+	m["loss"], m["grad_norm"], m["learning_rate"] = up.loss, up.gradNorm, lr
+	m["step_time"] = stepSeconds
+	m["time/rollout"], m["time/generation"], m["time/environment"], m["time/loss_backward"] = rollSeconds, sc.stats.GenerateSeconds, sc.stats.EnvironmentSeconds, lossSeconds
+	m["tokens/s"] = float64(sc.stats.GeneratedTokens) / stepSeconds
+	return m, nil
+}
+
+// scoredRollout is a step's episodes with their rewards and advantages.
+type scoredRollout struct {
+	episodes []*Episode
+	stats    RolloutStats
+	total    []float64            // weighted reward of each episode
+	perFunc  map[string][]float64 // each reward function's value of each episode
+	adv      []float64            // advantage of each episode
+	zeroStd  float64              // fraction of groups whose rewards do not vary
+}
+
+// rolloutAndScore plays the questions of step s (one group of completions
+// each), scores the episodes and computes their group-relative advantages.
+func (t *GRPOTrainer) rolloutAndScore(ctx context.Context, s int) (scoredRollout, error) {
+	var sc scoredRollout
+	var err error
+	sc.episodes, sc.stats, err = t.Roller.Rollout(ctx, t.questionsForStep(s))
+	if err != nil {
+		return sc, withOOMHint(err)
+	}
+	if len(sc.episodes) == 0 {
+		return sc, errNoEpisodes
+	}
+	sc.total, sc.perFunc = ScoreEpisodes(t.Rewards, sc.episodes)
+	groups := make([]int, len(sc.episodes))
+	for i, e := range sc.episodes {
+		groups[i] = e.Group
+	}
+	sc.adv, sc.zeroStd, err = Advantages(sc.total, groups, t.Config.ScaleRewards, t.Config.MinGroupRewardStd)
+	return sc, err
+}
+
+// lossBatch is a packed micro-batch with the advantage of each of its rows.
+type lossBatch struct {
+	microBatch
+	advantages *tensors.Tensor
+}
+
+// packMicroBatches turns the episodes into training samples (one per model
+// turn), splits them by episode into gradient_accumulation_steps
+// micro-batches, and packs each with its token weights and advantages.
+func (t *GRPOTrainer) packMicroBatches(sc scoredRollout) ([]lossBatch, error) {
+	cfg := t.Config
+	samples := Samples(sc.episodes)
 	microOf := make([]int, len(samples))
 	micros := max(1, cfg.GradientAccumulationSteps)
-	perMicro := (len(episodes) + micros - 1) / micros
+	perMicro := (len(sc.episodes) + micros - 1) / micros
 	for i, smp := range samples {
 		microOf[i] = smp.Episode / perMicro
 	}
-	weights, err := TokenWeights(samples, microOf, len(episodes), cfg.MaxCompletionLength, cfg.LossType)
+	weights, err := TokenWeights(samples, microOf, len(sc.episodes), cfg.MaxCompletionLength, cfg.LossType)
 	if err != nil {
 		return nil, err
 	}
 	sampleAdv := make([]float64, len(samples))
 	for i, smp := range samples {
-		sampleAdv[i] = adv[smp.Episode]
+		sampleAdv[i] = sc.adv[smp.Episode]
 	}
-	var batches []microBatch
+	var batches []lossBatch
 	for k := 0; k < micros; k++ {
 		var idx []int
 		for i := range samples {
@@ -205,29 +265,63 @@ func (t *GRPOTrainer) Step(ctx context.Context, s int) (Metrics, error) {
 			}
 		}
 		if len(idx) > 0 {
-			batches = append(batches, packSamples(samples, idx, weights, t.Roller.tok.PAD(), cfg.LengthBucket))
+			mb := packSamples(samples, idx, weights, t.Roller.tok.PAD(), cfg.LengthBucket)
+			batches = append(batches, lossBatch{microBatch: mb, advantages: mb.perRow(sampleAdv)})
 		}
 	}
-	lc := LossConfig{Epsilon: cfg.Epsilon, EpsilonHigh: cfg.EpsilonHigh, Beta: cfg.Beta, Temperature: cfg.Temperature, FreshOld: cfg.NumIterations <= 1}
-	olds := make([]*tensors.Tensor, len(batches))
-	refs := make([]*tensors.Tensor, len(batches))
+	return batches, nil
+}
+
+// fixedLogProbs computes, once per step, the log-probabilities the loss
+// compares against: the old policy's when num_iterations > 1 (else the
+// loss uses the current ones, detached) and the reference model's when
+// beta > 0. A nil entry means: use the sampling log-probabilities.
+func (t *GRPOTrainer) fixedLogProbs(batches []lossBatch, lc LossConfig) (olds, refs []*tensors.Tensor, err error) {
+	olds = make([]*tensors.Tensor, len(batches))
+	refs = make([]*tensors.Tensor, len(batches))
 	for k, mb := range batches {
 		if !lc.FreshOld {
-			if olds[k], err = t.tokenLogp(t.Learner.Model.Weights(), mb); err != nil {
-				return nil, err
+			if olds[k], err = t.tokenLogp(t.Learner.Model.Weights(), mb.microBatch); err != nil {
+				return nil, nil, err
 			}
 		}
 		if lc.Beta > 0 {
-			if refs[k], err = t.tokenLogp(t.ref, mb); err != nil {
-				return nil, err
+			if refs[k], err = t.tokenLogp(t.ref, mb.microBatch); err != nil {
+				return nil, nil, err
 			}
 		}
 	}
-	var sums [6]float64 // tokens, entropy, kl, clip low, clip high, sampling diff
-	var loss, gradNorm float64
-	lr := t.learningRate(s)
-	for it := 0; it < max(1, cfg.NumIterations); it++ {
-		loss = 0
+	return olds, refs, nil
+}
+
+// lossSums are the per-token quantities the loss reports, summed over a
+// step's tokens (of its first iteration).
+type lossSums struct {
+	Tokens, Entropy, KL, ClipLow, ClipHigh, SamplingDiff float64
+}
+
+// add adds the loss graph's extra outputs, in lossGraph's order.
+func (s *lossSums) add(extras []float64) {
+	s.Tokens += extras[0]
+	s.Entropy += extras[1]
+	s.KL += extras[2]
+	s.ClipLow += extras[3]
+	s.ClipHigh += extras[4]
+	s.SamplingDiff += extras[5]
+}
+
+// updateResult is what the update stage reports.
+type updateResult struct {
+	loss, gradNorm float64 // of the last iteration
+	sums           lossSums
+}
+
+// update accumulates the loss's gradients over the micro-batches and takes
+// an optimizer step at learning rate lr, num_iterations times.
+func (t *GRPOTrainer) update(batches []lossBatch, olds, refs []*tensors.Tensor, lc LossConfig, lr float64) (updateResult, error) {
+	var up updateResult
+	for it := 0; it < max(1, t.Config.NumIterations); it++ {
+		up.loss = 0
 		for k, mb := range batches {
 			old, ref := olds[k], refs[k]
 			if old == nil {
@@ -237,34 +331,25 @@ func (t *GRPOTrainer) Step(ctx context.Context, s int) (Metrics, error) {
 				ref = mb.samplingLogp
 			}
 			l, extras, err := t.Learner.accumulate("grpo", t.lossGraph(lc), []*tensors.Tensor{
-				mb.ids, mb.mask, mb.positions, mb.weights, mb.perRow(sampleAdv), old, ref, mb.samplingLogp})
+				mb.ids, mb.mask, mb.positions, mb.weights, mb.advantages, old, ref, mb.samplingLogp})
 			if err != nil {
-				return nil, withOOMHint(err)
+				return up, withOOMHint(err)
 			}
-			loss += l
+			up.loss += l
 			if it == 0 {
-				for j := range sums {
-					sums[j] += extras[j]
-				}
+				up.sums.add(extras)
 			}
 		}
-		if gradNorm, err = t.Learner.Apply(lr); err != nil {
-			return nil, withOOMHint(err)
+		var err error
+		if up.gradNorm, err = t.Learner.Apply(lr); err != nil {
+			return up, withOOMHint(err)
 		}
 	}
-	lossSeconds := since(lossStart)
-	stepSeconds := since(start)
-	m := t.metrics(episodes, total, perFunc, zeroStd, sums, rstats)
-	m["step"] = float64(s + 1)
-	m["epoch"] = float64(s+1) / float64(max(1, t.TotalSteps()/max(1, cfg.NumTrainEpochs)))
-	m["loss"], m["grad_norm"], m["learning_rate"] = loss, gradNorm, lr
-	m["step_time"] = stepSeconds
-	m["time/rollout"], m["time/generation"], m["time/environment"], m["time/loss_backward"] = rollSeconds, rstats.GenerateSeconds, rstats.EnvironmentSeconds, lossSeconds
-	m["tokens/s"] = float64(rstats.GeneratedTokens) / stepSeconds
-	return m, nil
+	return up, nil
 }
 
-// lossGraph adapts GRPOLoss to the learner.
+// lossGraph adapts GRPOLoss to the learner; its extra outputs are in
+// lossSums' order.
 func (t *GRPOTrainer) lossGraph(lc LossConfig) lossGraph {
 	cfg := t.Learner.Model.Config
 	return func(weights, in []*Node) (*Node, []*Node) {
@@ -297,17 +382,17 @@ func (t *GRPOTrainer) tokenLogp(weights []*tensors.Tensor, mb microBatch) (*tens
 func shapesOf(dims ...int) shapes.Shape { return shapes.Make(dtypes.Float32, dims...) }
 
 // metrics computes the step's metrics with TRL's names.
-func (t *GRPOTrainer) metrics(episodes []*Episode, total []float64, perFunc map[string][]float64, zeroStd float64, sums [6]float64, rs RolloutStats) Metrics {
+func (t *GRPOTrainer) metrics(sc scoredRollout, sums lossSums) Metrics {
 	m := Metrics{}
-	m["reward"], m["reward_std"] = mean(total), math.Sqrt(variance(total))
+	m["reward"], m["reward_std"] = mean(sc.total), math.Sqrt(variance(sc.total))
 	for _, r := range t.Rewards {
-		vals := finite(perFunc[r.Name])
+		vals := finite(sc.perFunc[r.Name])
 		m["rewards/"+r.Name+"/mean"], m["rewards/"+r.Name+"/std"] = mean(vals), math.Sqrt(variance(vals))
 	}
-	m["frac_reward_zero_std"] = zeroStd
+	m["frac_reward_zero_std"] = sc.zeroStd
 	var lengths []float64
 	correct, truncated := 0.0, 0.0
-	for _, e := range episodes {
+	for _, e := range sc.episodes {
 		lengths = append(lengths, float64(e.Meta.CompletionTokens))
 		if e.Meta.Correct {
 			correct++
@@ -316,41 +401,20 @@ func (t *GRPOTrainer) metrics(episodes []*Episode, total []float64, perFunc map[
 			truncated++
 		}
 	}
-	n := float64(len(episodes))
+	n := float64(len(sc.episodes))
 	m["completions/mean_length"], m["completions/min_length"], m["completions/max_length"] = mean(lengths), slices.Min(lengths), slices.Max(lengths)
 	m["completions/clipped_ratio"] = truncated / n
 	m["success_rate"] = correct / n
-	tokens := math.Max(sums[0], 1)
-	m["entropy"] = sums[1] / tokens
+	tokens := math.Max(sums.Tokens, 1)
+	m["entropy"] = sums.Entropy / tokens
 	if t.Config.Beta > 0 {
-		m["kl"] = sums[2] / tokens
+		m["kl"] = sums.KL / tokens
 	}
-	m["clip_ratio/low_mean"], m["clip_ratio/high_mean"] = sums[3]/tokens, sums[4]/tokens
-	m["clip_ratio/region_mean"] = (sums[3] + sums[4]) / tokens
-	m["sampling/logp_abs_diff_mean"] = sums[5] / tokens
-	m["num_tokens"] = sums[0]
-	m["turns/mean"] = float64(rs.Turns) / n
-	m["parse_failures"] = float64(rs.ParseFailures)
+	m["clip_ratio/low_mean"], m["clip_ratio/high_mean"] = sums.ClipLow/tokens, sums.ClipHigh/tokens
+	m["clip_ratio/region_mean"] = (sums.ClipLow + sums.ClipHigh) / tokens
+	m["sampling/logp_abs_diff_mean"] = sums.SamplingDiff / tokens
+	m["num_tokens"] = sums.Tokens
+	m["turns/mean"] = float64(sc.stats.Turns) / n
+	m["parse_failures"] = float64(sc.stats.ParseFailures)
 	return m
-}
-
-func mean(x []float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	var s float64
-	for _, v := range x {
-		s += v
-	}
-	return s / float64(len(x))
-}
-
-func finite(x []float64) []float64 {
-	var out []float64
-	for _, v := range x {
-		if isFinite(v) {
-			out = append(out, v)
-		}
-	}
-	return out
 }

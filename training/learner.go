@@ -2,7 +2,6 @@ package training
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 
@@ -327,5 +326,3 @@ func (mb microBatch) perRow(values []float64) *tensors.Tensor {
 	}
 	return tensors.FromFlatDataAndDimensions(out, len(out))
 }
-
-func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

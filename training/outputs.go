@@ -1,7 +1,6 @@
 package training
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -71,15 +70,4 @@ func ConfigAfterSFT(cfg GRPOConfig) (GRPOConfig, error) {
 	}
 	cfg.ModelName = dir
 	return cfg, nil
-}
-
-// EvaluateAndRecord evaluates policy on every split (EvaluateSplits) and
-// records it in output_dir/eval_summary.json (RecordEvaluation); it
-// returns the updated summary.
-func (p *Pipeline) EvaluateAndRecord(ctx context.Context, policy string) (EvalSummary, error) {
-	res, err := p.EvaluateSplits(ctx, policy)
-	if err != nil {
-		return nil, err
-	}
-	return RecordEvaluation(p.Config.OutputDir, policy, res)
 }

@@ -2,18 +2,17 @@ package training
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/gomlx/compute"
-	"github.com/gomlx/compute/dtypes"
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
+	"github.com/gosqlenv/gosqlenv/sqlenv/dataset/bundled"
+	"github.com/gosqlenv/gosqlenv/sqlenv/sqlitedb"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
-	"github.com/gosqlenv/gosqlenv/training/tokenizer"
 )
 
 // Pipeline holds everything a run needs, built from a GRPOConfig: questions,
@@ -69,20 +68,6 @@ func OpenData(ctx context.Context, cfg GRPOConfig) (*Pipeline, error) {
 	return p, nil
 }
 
-// LoadModel creates the backend, the model and tokenizer named by
-// model_name, and the roller.
-func (p *Pipeline) LoadModel(ctx context.Context) error {
-	var err error
-	if p.Backend, err = qwen3.NewBackend(p.Config.Backend); err != nil {
-		return err
-	}
-	if err := p.loadModel(ctx); err != nil {
-		return err
-	}
-	p.Roller, err = NewRoller(p.Model, p.Tokenizer, p.NewEnv, p.RolloutConfig())
-	return err
-}
-
 // RolloutConfig derives the roller's settings from the run configuration.
 func (p *Pipeline) RolloutConfig() RolloutConfig {
 	c := p.Config
@@ -106,162 +91,6 @@ func (p *Pipeline) Close() error {
 	return nil
 }
 
-// dtype is the model's dtype: the config's precision resolved on the
-// pipeline's backend (Validate has checked the name).
-func (p *Pipeline) dtype() dtypes.DType {
-	dtype, err := qwen3.DTypeForPrecision(p.Config.Precision, p.Backend)
-	if err != nil {
-		return dtypes.Float32
-	}
-	return dtype
-}
-
-func (p *Pipeline) loadModel(ctx context.Context) error {
-	c := p.Config
-	switch c.ModelName {
-	case TinyModelName:
-		return p.tinyModel(ctx)
-	case TinyBaseModelName:
-		return p.tinyBaseModel(ctx)
-	}
-	model, tok, dir, err := LoadModelAndTokenizer(ctx, p.Backend, c.ModelName, p.dtype())
-	if err != nil {
-		return fmt.Errorf("model_name %q: %w", c.ModelName, err)
-	}
-	p.Model, p.Tokenizer, p.TokenizerDir = model, tok, dir
-	return nil
-}
-
-// LoadModelAndTokenizer loads a Qwen3 model (a local directory or a Hugging
-// Face id, see qwen3.LoadModel) in dtype on backend, and the tokenizer from
-// the same directory. A checkpoint saved without Qwen3's chat template gets
-// Qwen3's ChatML rendering (Qwen3Chat). It returns the model directory too
-// (checkpoints copy its tokenizer files).
-func LoadModelAndTokenizer(ctx context.Context, backend compute.Backend, modelID string, dtype dtypes.DType) (*qwen3.Model, ChatTokenizer, string, error) {
-	model, dir, err := qwen3.LoadModel(ctx, backend, modelID, qwen3.LoadOptions{DType: dtype})
-	if err != nil {
-		return nil, nil, "", err
-	}
-	tk, err := tokenizer.Load(dir)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	if !tokenizer.IsQwen3ChatTemplate(tk.ChatTemplate()) {
-		return model, Qwen3Chat{tk}, dir, nil
-	}
-	return model, tk, dir, nil
-}
-
-// tinyModel builds the tiny preset: a BPE vocabulary learned from the
-// system prompt and oracle episodes of the training questions (saved under
-// output_dir/tokenizer), and a random Qwen3 of TinyModelConfig.
-func (p *Pipeline) tinyModel(ctx context.Context) error {
-	dir := filepath.Join(p.Config.OutputDir, "tokenizer")
-	tk, err := tokenizer.Load(dir)
-	if err != nil {
-		corpus, err := p.tinyCorpus(ctx)
-		if err != nil {
-			return err
-		}
-		if tk, err = tokenizer.TrainBPE(corpus, tokenizer.TrainOptions{VocabSize: TinyVocabSize,
-			AddedTokens: []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"}, EOS: "<|im_end|>",
-			Pattern: p.TokenizerPattern}); err != nil {
-			return err
-		}
-		if err := tk.Save(dir); err != nil {
-			return err
-		}
-	}
-	w, err := qwen3.RandomWeights(TinyModelConfig(tk.VocabSize()), uint64(p.Config.Seed), p.dtype())
-	if err != nil {
-		return err
-	}
-	if p.Model, err = qwen3.New(p.Backend, w); err != nil {
-		return err
-	}
-	p.Tokenizer, p.TokenizerDir = Qwen3Chat{tk}, dir
-	return nil
-}
-
-// tinyCorpus is the text the tiny vocabulary is learned from: the chat
-// framing, the system prompt, and the observations and actions of oracle
-// episodes on the training questions.
-func (p *Pipeline) tinyCorpus(ctx context.Context) ([]string, error) {
-	system := p.Config.SystemPrompt
-	if system == "" {
-		system = GetSystemPrompt()
-	}
-	corpus := []string{system, "<|im_start|>system\n", "<|im_start|>user\n", "<|im_start|>assistant\n<think>\n\n</think>\n\n"}
-	qs := slices.Concat(p.Pretrain, p.Train)
-	oracle := sqlenv.NewOraclePolicy(qs)
-	env, err := p.NewEnv()
-	if err != nil {
-		return nil, err
-	}
-	defer env.Close()
-	for _, q := range qs {
-		obs, err := env.Reset(ctx, sqlenv.ResetOptions{QuestionID: q.QuestionID})
-		if err != nil {
-			return nil, err
-		}
-		for {
-			corpus = append(corpus, FormatObservation(obs, p.Config.MaxResultChars))
-			if obs.Done {
-				break
-			}
-			a, err := oracle.Act(ctx, obs)
-			if err != nil {
-				return nil, err
-			}
-			corpus = append(corpus, FormatAction(a))
-			if obs, err = env.Step(ctx, a); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return corpus, nil
-}
-
-// Qwen3Chat renders chats with Qwen3's template (tokenizer.RenderQwen3Chat)
-// whatever template the wrapped tokenizer's files carry: for the tiny preset
-// and for Qwen3 checkpoints saved without a template.
-type Qwen3Chat struct{ *tokenizer.Tokenizer }
-
-// ApplyChatTemplate renders msgs as Qwen3's template does.
-func (Qwen3Chat) ApplyChatTemplate(msgs []tokenizer.Message, opts tokenizer.ChatOptions) (string, error) {
-	return tokenizer.RenderQwen3Chat(msgs, opts)
-}
-
-// QuestionIDs lists the ids of questions.
-func QuestionIDs(qs []dataset.QuestionRecord) []string {
-	ids := make([]string, len(qs))
-	for i, q := range qs {
-		ids[i] = q.QuestionID
-	}
-	return ids
-}
-
-// RunSFT plays the oracle on up to sft_max_questions training questions and
-// fine-tunes on those trajectories (assistant-only loss).
-func (p *Pipeline) RunSFT(ctx context.Context, log *RunLog) error {
-	qs := p.SFTQuestions()
-	samples, err := p.Roller.OracleSamples(ctx, qs)
-	if err != nil {
-		return err
-	}
-	if warning := CheckActionLengths(samples, p.Config.MaxNewTokens); warning != "" {
-		fmt.Fprintln(os.Stderr, "warning:", warning)
-	}
-	cfg := p.Config
-	cfg.OutputDir = filepath.Join(p.Config.OutputDir, "sft")
-	tr, err := NewSFTTrainer(cfg, p.Model, samples, log)
-	if err != nil {
-		return err
-	}
-	tr.TokenizerDir = p.TokenizerDir
-	return withOOMHint(tr.Train(ctx))
-}
-
 // GRPOQuestions returns the training questions GRPO plays: all of Train, or
 // grpo_max_questions of them spread over the databases.
 func (p *Pipeline) GRPOQuestions() []dataset.QuestionRecord {
@@ -274,73 +103,72 @@ func (p *Pipeline) SFTQuestions() []dataset.QuestionRecord {
 	return SpreadOverDatabases(p.Train, p.Config.SFTMaxQuestions)
 }
 
-// NewGRPO returns the GRPO trainer of the pipeline (resuming from
-// resume_from_checkpoint when set).
-func (p *Pipeline) NewGRPO(log *RunLog) (*GRPOTrainer, error) {
-	tr, err := NewGRPOTrainer(p.Config, p.Model, p.Roller, QuestionIDs(p.GRPOQuestions()), log)
-	if err != nil {
-		return nil, err
+// loadQuestions reads the questions and opens the databases: the training
+// file's questions of train_databases and difficulty_filter, minus the held
+// out ones (heldout_fraction), capped by max_train_questions; the evaluation
+// file's questions (unseen databases).
+func (p *Pipeline) loadQuestions(ctx context.Context) error {
+	c := p.Config
+	trainPath, evalPath, dbDir := c.QuestionsPath, c.EvalQuestionsPath, c.DBDir
+	if trainPath == "" && evalPath == "" && dbDir == "" {
+		paths, err := bundled.Ensure(ctx)
+		if err != nil {
+			return err
+		}
+		trainPath, evalPath, dbDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
+	} else if trainPath == "" || dbDir == "" {
+		return errors.New("config: give questions_path and db_dir (and eval_questions_path), or none of them for the bundled dataset")
 	}
-	tr.TokenizerDir = p.TokenizerDir
-	tr.Evaluate = p.greedySuccess
-	if r := p.Config.ResumeFromCheckpoint; r != "" {
-		if err := tr.LoadCheckpoint(r); err != nil {
+	load := func(path string, split dataset.Split, databases []string) ([]dataset.QuestionRecord, error) {
+		qs, err := dataset.Load(ctx, path, dataset.LoadOptions{DBDir: dbDir, Split: split})
+		if err != nil {
 			return nil, err
 		}
+		if err := checkDatabases(path, qs, databases); err != nil {
+			return nil, err
+		}
+		if qs, err = (dataset.Filter{Difficulties: c.DifficultyFilter, Databases: databases}).Apply(qs); err != nil {
+			return nil, err
+		}
+		if len(qs) == 0 {
+			return nil, fmt.Errorf("questions file %s has no %s questions of difficulty %v", path, split, c.DifficultyFilter)
+		}
+		return qs, nil
 	}
-	return tr, nil
+	all, err := load(trainPath, dataset.Train, c.TrainDatabases)
+	if err != nil {
+		return err
+	}
+	train, heldout := HoldOut(all, c.HeldoutFraction)
+	if len(train) == 0 {
+		return fmt.Errorf("heldout_fraction = %g leaves no training questions of %d", c.HeldoutFraction, len(all))
+	}
+	p.Train, p.Heldout = SpreadOverDatabases(train, c.MaxTrainQuestions), heldout
+	if evalPath != "" {
+		if p.Eval, err = load(evalPath, dataset.Eval, nil); err != nil {
+			return err
+		}
+	}
+	p.Databases = sqlenv.OpenDatabases(dbDir, sqlitedb.Limits{})
+	return nil
 }
 
-// greedySuccess is GRPO's periodic evaluation: the greedy success rate on
-// each split, as metrics "eval/<split>/greedy_success".
-func (p *Pipeline) greedySuccess(ctx context.Context) (Metrics, error) {
-	m := Metrics{}
-	for _, split := range Splits {
-		qs, err := p.EvalQuestions(split)
-		if err != nil || len(qs) == 0 {
-			continue
-		}
-		rep, err := EvaluateModel(ctx, p.Roller, QuestionIDs(qs))
-		if err != nil {
-			return nil, fmt.Errorf("evaluate on %s: %w", split, err)
-		}
-		m["eval/"+split+"/greedy_success"] = rep.SuccessRate
+// EvalQuestions returns up to max_eval_questions questions of an evaluation
+// split (SplitTrain, SplitHeldout or SplitUnseen), spread over its databases.
+// The training split is the questions GRPO plays (GRPOQuestions: all
+// training questions unless grpo_max_questions picks fewer; the SFT warm-up
+// saw them too).
+func (p *Pipeline) EvalQuestions(split string) ([]dataset.QuestionRecord, error) {
+	var qs []dataset.QuestionRecord
+	switch split {
+	case SplitTrain:
+		qs = p.GRPOQuestions()
+	case SplitHeldout:
+		qs = p.Heldout
+	case SplitUnseen:
+		qs = p.Eval
+	default:
+		return nil, fmt.Errorf("unknown evaluation split %q (%s)", split, strings.Join(Splits, ", "))
 	}
-	return m, nil
-}
-
-// CheckActionLengths compares the oracle's actions (the completions of SFT
-// samples) with max_new_tokens: it returns "" when every action fits, and
-// otherwise a warning that says how many do not and the value that fits
-// them all — a model trained on actions it can never finish cuts them off
-// when it plays.
-func CheckActionLengths(samples []Sample, maxNewTokens int) string {
-	longest, over := 0, 0
-	for _, s := range samples {
-		n := 0
-		for _, m := range s.Mask {
-			n += int(m)
-		}
-		longest = max(longest, n)
-		if n > maxNewTokens {
-			over++
-		}
-	}
-	if over == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d of %d oracle actions are longer than max_new_tokens = %d (the longest has %d tokens, end of turn included): "+
-		"the model learns actions it cannot finish; set max_new_tokens to at least %d", over, len(samples), maxNewTokens, longest, longest)
-}
-
-// withOOMHint adds TRL's advice to device out-of-memory errors.
-func withOOMHint(err error) error {
-	if err == nil {
-		return nil
-	}
-	msg := strings.ToLower(err.Error())
-	if strings.Contains(msg, "out of memory") || strings.Contains(msg, "resource_exhausted") || strings.Contains(msg, "oom") {
-		return fmt.Errorf("%w\nthe device ran out of memory: reduce per_device_train_batch_size or num_generations (or max_completion_length), or use precision bfloat16", err)
-	}
-	return err
+	return SpreadOverDatabases(qs, p.Config.MaxEvalQuestions), nil
 }

@@ -20,11 +20,6 @@ import (
 	"github.com/gosqlenv/gosqlenv/training/tokenizer"
 )
 
-// TinyBaseModelName selects the pre-trained tiny base model shipped in
-// package tinybase (architecture TinyModelConfig, its own vocabulary)
-// instead of a randomly initialised tiny model.
-const TinyBaseModelName = "tiny-base"
-
 // PretrainQuestions returns the questions a base model is pre-trained on:
 // every question the bundled generator's templates give for databases (none:
 // the pipeline's training databases) at the configured difficulties
@@ -145,28 +140,6 @@ func (p *Pipeline) SaveBaseModel(dir string, prov tinybase.Provenance) error {
 	prov.SeenSQL = slices.Compact(prov.SeenSQL)
 	prov.Parameters = p.Model.Config.NumParameters()
 	return writeJSON(filepath.Join(dir, tinybase.ProvenanceFile), prov)
-}
-
-// tinyBaseModel loads the embedded base model and checks that its
-// pre-training saw none of the run's held-out and evaluation questions.
-func (p *Pipeline) tinyBaseModel(ctx context.Context) error {
-	dir, err := tinybase.Dir()
-	if err != nil {
-		return err
-	}
-	prov, err := tinybase.ReadProvenance(dir)
-	if err != nil {
-		return err
-	}
-	if err := checkNotPretrained(prov, slices.Concat(p.Heldout, p.Eval)); err != nil {
-		return err
-	}
-	model, tok, dir, err := LoadModelAndTokenizer(ctx, p.Backend, dir, p.dtype())
-	if err != nil {
-		return fmt.Errorf("model_name %q: %w", TinyBaseModelName, err)
-	}
-	p.Model, p.Tokenizer, p.TokenizerDir = model, tok, dir
-	return nil
 }
 
 // checkNotPretrained returns a *tinybase.ErrSeen naming the questions of qs

@@ -215,3 +215,27 @@ func (l *Learner) NLLStep(batch []Sample, microBatches, lengthBucket int, lr flo
 	}
 	return res, nil
 }
+
+// CheckActionLengths compares the oracle's actions (the completions of SFT
+// samples) with max_new_tokens: it returns "" when every action fits, and
+// otherwise a warning that says how many do not and the value that fits
+// them all — a model trained on actions it can never finish cuts them off
+// when it plays.
+func CheckActionLengths(samples []Sample, maxNewTokens int) string {
+	longest, over := 0, 0
+	for _, s := range samples {
+		n := 0
+		for _, m := range s.Mask {
+			n += int(m)
+		}
+		longest = max(longest, n)
+		if n > maxNewTokens {
+			over++
+		}
+	}
+	if over == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d oracle actions are longer than max_new_tokens = %d (the longest has %d tokens, end of turn included): "+
+		"the model learns actions it cannot finish; set max_new_tokens to at least %d", over, len(samples), maxNewTokens, longest, longest)
+}

@@ -260,11 +260,7 @@ func (c *Client) Reset(ctx context.Context, opts sqlenv.ResetOptions) (sqlenv.Ob
 	if err != nil {
 		return sqlenv.Observation{}, err
 	}
-	obs, err := r.observation()
-	if err == nil {
-		c.seen.observe(obs)
-	}
-	return obs, err
+	return c.seen.record(r.observation())
 }
 
 // Step applies an action.
@@ -275,11 +271,7 @@ func (c *Client) Step(ctx context.Context, a sqlenv.Action) (sqlenv.Observation,
 	if err != nil {
 		return sqlenv.Observation{}, err
 	}
-	obs, err := r.observation()
-	if err == nil {
-		c.seen.observe(obs)
-	}
-	return obs, err
+	return c.seen.record(r.observation())
 }
 
 // stateOf is the state an observation implies (what the server's State
@@ -344,6 +336,14 @@ func statsOr(st stateJSON, err error, mu *sync.Mutex, last *sqlenv.EpisodeStats)
 type lastSeen struct {
 	state sqlenv.State
 	stats sqlenv.EpisodeStats // of the last final observation; zero after a reset
+}
+
+// record records obs (see observe) when err is nil, and returns both.
+func (l *lastSeen) record(obs sqlenv.Observation, err error) (sqlenv.Observation, error) {
+	if err == nil {
+		l.observe(obs)
+	}
+	return obs, err
 }
 
 // observe records an observation: the state it implies and, for a final

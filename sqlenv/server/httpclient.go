@@ -123,11 +123,7 @@ func (c *HTTPClient) Reset(ctx context.Context, opts sqlenv.ResetOptions) (sqlen
 		return sqlenv.Observation{}, err
 	}
 	c.session = hdr.Get(SessionHeader)
-	obs, err := res.observation()
-	if err == nil {
-		c.seen.observe(obs)
-	}
-	return obs, err
+	return c.seen.record(res.observation())
 }
 
 // Step applies an action.
@@ -148,11 +144,7 @@ func (c *HTTPClient) Step(ctx context.Context, a sqlenv.Action) (sqlenv.Observat
 	if _, err := c.do(ctx, http.MethodPost, "/step", body, &res); err != nil {
 		return sqlenv.Observation{}, err
 	}
-	obs, err := res.observation()
-	if err == nil {
-		c.seen.observe(obs)
-	}
-	return obs, err
+	return c.seen.record(res.observation())
 }
 
 // State returns the episode's state as of the last observation.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -324,7 +325,6 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 		res.Details = res.Error
 		return res
 	}
-	src := ExtractCode(code)
 	ws, err := newWorkspace(v.NoSandbox)
 	if err != nil {
 		res.Error = err.Error()
@@ -332,10 +332,31 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 	}
 	defer ws.remove()
 	notices = append(notices, ws.notices...)
+	md["stage"] = "compile"
+	warnings, nts, err := v.binary(ctx, ws, comp, ExtractCode(code), md)
+	notices = append(notices, nts...)
+	if err != nil {
+		res.Error, res.Details = err.Error(), "compilation failed"
+		return res
+	}
+	md["warnings"] = capStr([]byte(warnings), stderrKeep)
+	if v.CompileOnly || len(v.TestCases) == 0 {
+		return v.compiledResult(res, warnings)
+	}
+	md["stage"] = "test"
+	results, nts := v.runTests(ctx, ws)
+	notices = append(notices, nts...)
+	return v.testedResult(res, results)
+}
+
+// binary puts the program's binary in the workspace: copied from the
+// cache, or compiled (and then cached). It returns the compiler's
+// warnings, and an error starting "compilation failed" when there is no
+// binary.
+func (v *ExecutionVerifier) binary(ctx context.Context, ws *workspace, comp, src string, md map[string]any) (warnings string, notices []string, err error) {
 	srcPath, bin := filepath.Join(ws.dir, "main.cpp"), filepath.Join(ws.dir, "prog")
 	if err := os.WriteFile(srcPath, []byte(src), 0o644); err != nil {
-		res.Error = err.Error()
-		return res
+		return "", nil, err
 	}
 	var key string
 	if v.CacheDir != "" {
@@ -343,91 +364,91 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 		fmt.Fprintf(h, "%s\x00%s\x00%s", comp, strings.Join(v.Flags, "\x00"), src)
 		key = filepath.Join(v.CacheDir, hex.EncodeToString(h.Sum(nil)))
 	}
-	warnings, cached := "", false
 	if key != "" {
 		if w, err := os.ReadFile(key + ".warn"); err == nil && copyFile(key, bin, 0o755) == nil {
-			warnings, cached = string(w), true
+			md["cached"], md["binary"] = true, key
+			return string(w), nil, nil
 		}
 	}
-	md["stage"] = "compile"
-	md["cached"] = cached
-	if !cached {
-		ct := v.CompileTimeout
-		if ct <= 0 {
-			ct = 30 * time.Second
-		}
-		lim := CompileLimits
-		if v.CompileLimits != nil {
-			lim = *v.CompileLimits
-		}
-		lim.CPUTime = ct
-		r := ws.compile(ctx, comp, v.Flags, lim, ct)
-		notices = append(notices, r.Notices...)
-		if !r.OK() {
-			msg := capStr(r.Stderr, stderrKeep)
-			switch {
-			case r.Err != nil:
-				msg = r.Err.Error()
-			case r.TimedOut:
-				msg = fmt.Sprintf("compile timed out after %v", ct)
-			}
-			res.Error, res.Details = "compilation failed: "+msg, "compilation failed"
-			return res
-		}
-		warnings = strings.TrimSpace(string(r.Stderr))
-		if key != "" && os.MkdirAll(v.CacheDir, 0o700) == nil {
-			// Both files appear whole (rename), the warnings first: a reader
-			// that finds them may copy the binary; one that finds only the
-			// warnings fails to copy and compiles.
-			tmp := fmt.Sprintf("%s.tmp%d", key, time.Now().UnixNano())
-			// Only the caller reads the cache (and copies a binary into a
-			// workspace): its files are no sandbox uid's to read.
-			if os.WriteFile(tmp+".warn", []byte(warnings), 0o600) == nil && os.Rename(tmp+".warn", key+".warn") == nil &&
-				copyFile(bin, tmp, 0o700) == nil {
-				_ = os.Rename(tmp, key)
-			}
-			_ = os.Remove(tmp)
-			_ = os.Remove(tmp + ".warn")
-		}
+	md["cached"] = false
+	ct := v.CompileTimeout
+	if ct <= 0 {
+		ct = 30 * time.Second
 	}
-	md["warnings"] = capStr([]byte(warnings), stderrKeep)
-	if key != "" {
+	lim := CompileLimits
+	if v.CompileLimits != nil {
+		lim = *v.CompileLimits
+	}
+	lim.CPUTime = ct
+	r := ws.compile(ctx, comp, v.Flags, lim, ct)
+	if !r.OK() {
+		msg := capStr(r.Stderr, stderrKeep)
+		switch {
+		case r.Err != nil:
+			msg = r.Err.Error()
+		case r.TimedOut:
+			msg = fmt.Sprintf("compile timed out after %v", ct)
+		}
+		return "", r.Notices, errors.New("compilation failed: " + msg)
+	}
+	warnings = strings.TrimSpace(string(r.Stderr))
+	if key != "" && os.MkdirAll(v.CacheDir, 0o700) == nil {
+		// Both files appear whole (rename), the warnings first: a reader
+		// that finds them may copy the binary; one that finds only the
+		// warnings fails to copy and compiles. Only the caller reads the
+		// cache (and copies a binary into a workspace): its files are no
+		// sandbox uid's to read.
+		tmp := fmt.Sprintf("%s.tmp%d", key, time.Now().UnixNano())
+		if os.WriteFile(tmp+".warn", []byte(warnings), 0o600) == nil && os.Rename(tmp+".warn", key+".warn") == nil &&
+			copyFile(bin, tmp, 0o700) == nil {
+			_ = os.Rename(tmp, key)
+		}
+		_ = os.Remove(tmp)
+		_ = os.Remove(tmp + ".warn")
 		md["binary"] = key // the cached binary; the workspace's copy is deleted on return
 	}
-	if v.CompileOnly || len(v.TestCases) == 0 {
-		md["stage"] = "compiled"
-		tail := "no tests"
-		if v.CompileOnly {
-			reason := v.CompileOnlyReason
-			if reason == "" {
-				reason = "compile-only verifier"
-			}
-			md["tests_skipped"] = reason
-			md["tests_configured"] = len(v.TestCases)
-			tail = "tests skipped: " + reason
+	return warnings, r.Notices, nil
+}
+
+// compiledResult is the compile-only ladder: 0.5 when the program compiled
+// cleanly, 0.3 with warnings.
+func (v *ExecutionVerifier) compiledResult(res Result, warnings string) Result {
+	md := res.Metadata
+	md["stage"] = "compiled"
+	tail := "no tests"
+	if v.CompileOnly {
+		reason := v.CompileOnlyReason
+		if reason == "" {
+			reason = "compile-only verifier"
 		}
-		res.Success = true
-		if warnings != "" {
-			res.Reward, res.Details = 0.3, "compiled with warnings; "+tail
-		} else {
-			res.Reward, res.Details = 0.5, "compiled cleanly; "+tail
-		}
-		return res
+		md["tests_skipped"] = reason
+		md["tests_configured"] = len(v.TestCases)
+		tail = "tests skipped: " + reason
 	}
-	md["stage"] = "test"
+	res.Success = true
+	if warnings != "" {
+		res.Reward, res.Details = 0.3, "compiled with warnings; "+tail
+	} else {
+		res.Reward, res.Details = 0.5, "compiled cleanly; "+tail
+	}
+	return res
+}
+
+// runTests runs the test cases, MaxWorkers at a time. Each worker runs its
+// share one after another in a runner of its own: a jail set up once (or,
+// in the fallback, a fresh directory per test), with a uid of its own as
+// root.
+func (v *ExecutionVerifier) runTests(ctx context.Context, ws *workspace) ([]TestResult, []string) {
 	results := make([]TestResult, len(v.TestCases))
-	workers := min(max(v.MaxWorkers, 1), len(v.TestCases))
-	// Each worker runs its share of the tests one after another in a
-	// runner of its own: a jail set up once (or, in the fallback, a fresh
-	// directory per test), with a uid of its own as root.
 	next := make(chan int, len(v.TestCases))
 	for i := range v.TestCases {
 		next <- i
 	}
 	close(next)
 	var mu sync.Mutex
+	var notices []string
 	var wg sync.WaitGroup
-	for range workers {
+	for range min(max(v.MaxWorkers, 1), len(v.TestCases)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -452,6 +473,13 @@ func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 		}()
 	}
 	wg.Wait()
+	return results, notices
+}
+
+// testedResult is the ladder with tests: 0.5 + 0.5 × pass rate
+// (PartialCredit), else 1.0 when all pass and 0.5 otherwise.
+func (v *ExecutionVerifier) testedResult(res Result, results []TestResult) Result {
+	md := res.Metadata
 	passed := 0
 	for _, t := range results {
 		if t.Passed {

@@ -194,44 +194,7 @@ func openJail(spec jailSpec) (*jail, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []string{
-		"--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-		"--die-with-parent", "--new-session", "--as-pid-1",
-	}
-	if spec.uid >= 0 {
-		// Init keeps what it needs to start commands as the pool uid and to
-		// kill and clean up after them; the commands themselves have nothing.
-		args = append(args, "--cap-drop", "ALL")
-		for _, c := range []string{"CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER"} {
-			args = append(args, "--cap-add", c)
-		}
-	} else {
-		args = append(args, "--unshare-user", "--disable-userns")
-	}
-	// Directories bwrap creates for mount points are 0700 unless told:
-	// the commands must be able to reach /etc/ld.so.cache and /var/tmp.
-	args = append(args, "--perms", "0755", "--dir", "/etc", "--perms", "0755", "--dir", "/var")
-	args = append(args, systemBinds()...)
-	for _, d := range spec.extraRoot {
-		args = append(args, "--ro-bind", d, d)
-	}
-	args = append(args, "--proc", "/proc", "--dev", "/dev",
-		"--perms", "1777", "--size", strconv.FormatUint(max(spec.tmpSize, 1<<20), 10), "--tmpfs", "/tmp",
-		"--symlink", "/tmp", "/var/tmp",
-		"--ro-bind", initPath, "/.gosqlenv-init")
-	made := map[string]bool{}
-	for _, b := range spec.binds {
-		if p := filepath.Dir(b.jail); p != "/" && !made[p] { // reachable by the commands
-			args = append(args, "--perms", "0755", "--dir", p)
-			made[p] = true
-		}
-		if b.writable {
-			args = append(args, "--bind", b.host, b.jail)
-		} else {
-			args = append(args, "--ro-bind", b.host, b.jail)
-		}
-	}
-	args = append(args, "--json-status-fd", "4", "--chdir", "/tmp", "/.gosqlenv-init")
+	args := bwrapArgs(spec, initPath)
 
 	pair, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_SEQPACKET|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -285,6 +248,50 @@ func openJail(spec jailSpec) (*jail, error) {
 		j.cgroup = cg
 	}
 	return j, nil
+}
+
+// bwrapArgs are bubblewrap's arguments for a jail (see the comment at the top
+// of this file); init's control socket is fd 3, bwrap's status fd 4.
+func bwrapArgs(spec jailSpec, initPath string) []string {
+	args := []string{
+		"--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+		"--die-with-parent", "--new-session", "--as-pid-1",
+	}
+	if spec.uid >= 0 {
+		// Init keeps what it needs to start commands as the pool uid and to
+		// kill and clean up after them; the commands themselves have nothing.
+		args = append(args, "--cap-drop", "ALL")
+		for _, c := range []string{"CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER"} {
+			args = append(args, "--cap-add", c)
+		}
+	} else {
+		args = append(args, "--unshare-user", "--disable-userns")
+	}
+	// Directories bwrap creates for mount points are 0700 unless told:
+	// the commands must be able to reach /etc/ld.so.cache and /var/tmp.
+	args = append(args, "--perms", "0755", "--dir", "/etc", "--perms", "0755", "--dir", "/var")
+	args = append(args, systemBinds()...)
+	for _, d := range spec.extraRoot {
+		args = append(args, "--ro-bind", d, d)
+	}
+	args = append(args, "--proc", "/proc", "--dev", "/dev",
+		"--perms", "1777", "--size", strconv.FormatUint(max(spec.tmpSize, 1<<20), 10), "--tmpfs", "/tmp",
+		"--symlink", "/tmp", "/var/tmp",
+		"--ro-bind", initPath, "/.gosqlenv-init")
+	made := map[string]bool{}
+	for _, b := range spec.binds {
+		if p := filepath.Dir(b.jail); p != "/" && !made[p] { // reachable by the commands
+			args = append(args, "--perms", "0755", "--dir", p)
+			made[p] = true
+		}
+		if b.writable {
+			args = append(args, "--bind", b.host, b.jail)
+		} else {
+			args = append(args, "--ro-bind", b.host, b.jail)
+		}
+	}
+	args = append(args, "--json-status-fd", "4", "--chdir", "/tmp", "/.gosqlenv-init")
+	return args
 }
 
 // exited reports whether bwrap, and so the jail, has ended.
@@ -347,6 +354,29 @@ func pipes(n int) ([][2]*os.File, error) {
 	return ps, nil
 }
 
+// encode is the command's message to init: a request, then the working
+// directory, argv and environment, each NUL-terminated.
+func (c jailCommand) encode(lim Limits) ([]byte, error) {
+	cpu := uint64((lim.CPUTime + time.Second - 1) / time.Second)
+	if cpu == 0 {
+		cpu = uint64((c.timeout+time.Second-1)/time.Second) + 1
+	}
+	uid := uint32(c.uid)
+	rq := request{Magic: 0x67737631, UID: uid, GID: uid, TimeoutMS: uint32(c.timeout / time.Millisecond),
+		Argc: uint32(len(c.argv)), Envc: uint32(len(c.env)),
+		CPUSec: cpu, AS: lim.Memory, FSize: lim.FileSize, NoFile: lim.OpenFiles, NP: lim.Processes}
+	var msg bytes.Buffer
+	_ = binary.Write(&msg, binary.NativeEndian, rq)
+	for _, s := range append(append([]string{c.dir}, c.argv...), c.env...) {
+		if strings.IndexByte(s, 0) >= 0 {
+			return nil, fmt.Errorf("sandbox: NUL byte in command %q", c.argv)
+		}
+		msg.WriteString(s)
+		msg.WriteByte(0)
+	}
+	return msg.Bytes(), nil
+}
+
 // request must match struct gs_request in initc/init.c.
 type request struct {
 	Magic                         uint32
@@ -374,23 +404,10 @@ func (j *jail) run(ctx context.Context, c jailCommand) RunResult {
 	if lim.OutputCap <= 0 {
 		lim.OutputCap = 1 << 20
 	}
-	cpu := uint64((lim.CPUTime + time.Second - 1) / time.Second)
-	if cpu == 0 {
-		cpu = uint64((c.timeout+time.Second-1)/time.Second) + 1
-	}
-	uid := uint32(c.uid)
-	rq := request{Magic: 0x67737631, UID: uid, GID: uid, TimeoutMS: uint32(c.timeout / time.Millisecond),
-		Argc: uint32(len(c.argv)), Envc: uint32(len(c.env)),
-		CPUSec: cpu, AS: lim.Memory, FSize: lim.FileSize, NoFile: lim.OpenFiles, NP: lim.Processes}
-	var msg bytes.Buffer
-	_ = binary.Write(&msg, binary.NativeEndian, rq)
-	for _, s := range append(append([]string{c.dir}, c.argv...), c.env...) {
-		if strings.IndexByte(s, 0) >= 0 {
-			res.Err = fmt.Errorf("sandbox: NUL byte in command %q", c.argv)
-			return res
-		}
-		msg.WriteString(s)
-		msg.WriteByte(0)
+	msg, err := c.encode(lim)
+	if err != nil {
+		res.Err = err
+		return res
 	}
 	// The command's stdin, stdout and stderr: pipes whose far ends init
 	// hands to it.
@@ -413,7 +430,7 @@ func (j *jail) run(ctx context.Context, c jailCommand) RunResult {
 	if err == nil {
 		var serr error
 		err = sc.Write(func(fd uintptr) bool {
-			serr = syscall.Sendmsg(int(fd), msg.Bytes(), syscall.UnixRights(int(inR.Fd()), int(outW.Fd()), int(errW.Fd())), nil, 0)
+			serr = syscall.Sendmsg(int(fd), msg, syscall.UnixRights(int(inR.Fd()), int(outW.Fd()), int(errW.Fd())), nil, 0)
 			return serr != syscall.EAGAIN
 		})
 		if err == nil {

@@ -1,0 +1,96 @@
+"""Executes a notebook headlessly with the GoNB kernel (used by run.sh).
+
+    python3 execute.py NOTEBOOK.ipynb OUT.ipynb KERNEL.log
+
+Prints one line per code cell — its number, the heading above it (or its
+first comment), seconds, ok or error — and the error of a failed cell. The
+kernel's own output (its log, GoNB's messages) goes to KERNEL.log, next to
+the executed copy OUT.ipynb, which is written even when a cell fails. Exits 1
+if a cell failed.
+"""
+
+import os
+import re
+import sys
+import time
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+
+def titles(nb):
+    """Names each code cell: the last heading above it, else its first comment."""
+    names, heading = {}, ""
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("#"):
+                    heading = line.lstrip("#").strip()
+                    break
+            continue
+        if cell.cell_type != "code":
+            continue
+        comment = next((l.strip()[2:].strip() for l in cell.source.splitlines() if l.strip().startswith("//")), "")
+        names[i], heading = heading or comment or cell.source.strip().splitlines()[0][:50], ""
+    return names
+
+
+def error_text(cell):
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "error":
+            text = out.get("ename", "") + ": " + out.get("evalue", "")
+            return re.sub(r"\x1b\[[0-9;]*m", "", text).strip()
+    return ""
+
+
+def main(src, dst, log):
+    nb = nbformat.read(src, as_version=4)
+    names = titles(nb)
+    code = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    width = len(str(len(code)))
+    # The kernel inherits this process's stderr: its log goes to the file.
+    sys.stdout.flush()
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(fd, 2)
+    os.close(fd)
+    started = {}
+
+    def start(cell, cell_index, **_):
+        started[cell_index] = time.monotonic()
+
+    def executed(cell, cell_index, execute_reply=None, **_):
+        seconds = time.monotonic() - started.get(cell_index, time.monotonic())
+        ok = (execute_reply or {}).get("content", {}).get("status", "ok") == "ok"
+        n = code.index(cell_index) + 1 if cell_index in code else cell_index
+        print(f"  cell {n:>{width}}/{len(code)}  {names.get(cell_index, '')[:60]:<60} {seconds:7.1f} s  {'ok' if ok else 'ERROR'}", flush=True)
+
+    client = NotebookClient(nb, kernel_name="gonb", timeout=3600,
+                            resources={"metadata": {"path": os.path.dirname(os.path.abspath(src))}})
+    client.on_cell_start = start
+    client.on_cell_executed = executed
+    failed = False
+    try:
+        client.execute()
+    except CellExecutionError:
+        failed = True
+    finally:
+        nbformat.write(nb, dst)
+    if failed:
+        for i in code:
+            text = error_text(nb.cells[i])
+            if text:
+                print(f"  cell {code.index(i) + 1} ({names.get(i, '')}) failed: {text[:2000]}", flush=True)
+                break
+        print(f"  the kernel's log: {log}", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    try:
+        sys.exit(main(*sys.argv[1:]))
+    except Exception as e:  # stderr is the kernel's log by now
+        print(f"  could not execute {sys.argv[1]}: {e!r} (the kernel's log: {sys.argv[3]})", flush=True)
+        sys.exit(2)

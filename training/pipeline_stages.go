@@ -1,0 +1,166 @@
+package training
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
+)
+
+// The pipeline's stages: the SFT warm-up, GRPO, and the evaluations
+// recorded before and after them.
+
+// RunSFT plays the oracle on up to sft_max_questions training questions and
+// fine-tunes on those trajectories (assistant-only loss).
+func (p *Pipeline) RunSFT(ctx context.Context, log *RunLog) error {
+	qs := p.SFTQuestions()
+	samples, err := p.Roller.OracleSamples(ctx, qs)
+	if err != nil {
+		return err
+	}
+	if warning := CheckActionLengths(samples, p.Config.MaxNewTokens); warning != "" {
+		fmt.Fprintln(os.Stderr, "warning:", warning)
+	}
+	cfg := p.Config
+	cfg.OutputDir = filepath.Join(p.Config.OutputDir, "sft")
+	tr, err := NewSFTTrainer(cfg, p.Model, samples, log)
+	if err != nil {
+		return err
+	}
+	tr.TokenizerDir = p.TokenizerDir
+	return withOOMHint(tr.Train(ctx))
+}
+
+// NewGRPO returns the GRPO trainer of the pipeline (resuming from
+// resume_from_checkpoint when set).
+func (p *Pipeline) NewGRPO(log *RunLog) (*GRPOTrainer, error) {
+	tr, err := NewGRPOTrainer(p.Config, p.Model, p.Roller, QuestionIDs(p.GRPOQuestions()), log)
+	if err != nil {
+		return nil, err
+	}
+	tr.TokenizerDir = p.TokenizerDir
+	tr.Evaluate = p.greedySuccess
+	if r := p.Config.ResumeFromCheckpoint; r != "" {
+		if err := tr.LoadCheckpoint(r); err != nil {
+			return nil, err
+		}
+	}
+	return tr, nil
+}
+
+// greedySuccess is GRPO's periodic evaluation: the greedy success rate on
+// each split, as metrics "eval/<split>/greedy_success".
+func (p *Pipeline) greedySuccess(ctx context.Context) (Metrics, error) {
+	m := Metrics{}
+	for _, split := range Splits {
+		qs, err := p.EvalQuestions(split)
+		if err != nil || len(qs) == 0 {
+			continue
+		}
+		rep, err := EvaluateModel(ctx, p.Roller, QuestionIDs(qs))
+		if err != nil {
+			return nil, fmt.Errorf("evaluate on %s: %w", split, err)
+		}
+		m["eval/"+split+"/greedy_success"] = rep.SuccessRate
+	}
+	return m, nil
+}
+
+// EvaluateSplits evaluates a policy on every split (Splits) with
+// EvaluateSplit. Splits without questions are left out.
+func (p *Pipeline) EvaluateSplits(ctx context.Context, policy string) (map[string]SplitResult, error) {
+	out := map[string]SplitResult{}
+	for _, split := range Splits {
+		qs, err := p.EvalQuestions(split)
+		if err != nil {
+			return nil, err
+		}
+		if len(qs) == 0 {
+			continue
+		}
+		if out[split], err = p.EvaluateSplit(ctx, policy, split); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// EvaluateSplit evaluates a policy on the questions of one split
+// (EvalQuestions): the model (policy "untrained", "sft", "grpo" or any other
+// name) with one greedy episode per question and eval_samples episodes
+// sampled at the training temperature, or PolicyRandom with sqlenv's random
+// policy.
+func (p *Pipeline) EvaluateSplit(ctx context.Context, policy, split string) (SplitResult, error) {
+	qs, err := p.EvalQuestions(split)
+	if err != nil {
+		return SplitResult{}, err
+	}
+	if len(qs) == 0 {
+		return SplitResult{}, fmt.Errorf("evaluate %s: split %s has no questions", policy, split)
+	}
+	var r SplitResult
+	if policy == PolicyRandom {
+		r, err = p.evaluateRandom(ctx, qs)
+	} else {
+		r, err = p.evaluateModel(ctx, qs)
+	}
+	if err != nil {
+		return r, fmt.Errorf("evaluate %s on %s: %w", policy, split, withOOMHint(err))
+	}
+	return r, nil
+}
+
+func (p *Pipeline) evaluateModel(ctx context.Context, qs []dataset.QuestionRecord) (SplitResult, error) {
+	if p.Roller == nil {
+		return SplitResult{}, errors.New("no model loaded")
+	}
+	ids := QuestionIDs(qs)
+	greedy, err := EvaluateModel(ctx, p.Roller, ids)
+	if err != nil {
+		return SplitResult{}, err
+	}
+	var sampled sqlenv.EvalReport
+	if k := p.Config.EvalSamples; k > 0 {
+		episodes, _, err := p.Roller.RolloutWith(ctx, ids, k, p.Config.Temperature)
+		if err != nil {
+			return SplitResult{}, err
+		}
+		sampled = EvalReportOf(episodes)
+	}
+	return splitResult(len(qs), p.Config.Temperature, greedy, sampled), nil
+}
+
+func (p *Pipeline) evaluateRandom(ctx context.Context, qs []dataset.QuestionRecord) (SplitResult, error) {
+	env, err := sqlenv.New(sqlenv.Config{Questions: qs, Databases: p.Databases, StepBudget: p.Config.StepBudget})
+	if err != nil {
+		return SplitResult{}, err
+	}
+	defer env.Close()
+	policy := sqlenv.NewRandomPolicy(uint64(p.Config.Seed))
+	greedy, err := sqlenv.Evaluate(ctx, env, policy, len(qs))
+	if err != nil {
+		return SplitResult{}, err
+	}
+	var sampled sqlenv.EvalReport
+	if k := p.Config.EvalSamples; k > 0 {
+		if sampled, err = sqlenv.Evaluate(ctx, env, policy, k*len(qs)); err != nil {
+			return SplitResult{}, err
+		}
+	}
+	return splitResult(len(qs), 1, greedy, sampled), nil
+}
+
+// EvaluateAndRecord evaluates policy on every split (EvaluateSplits) and
+// records it in output_dir/eval_summary.json (RecordEvaluation); it
+// returns the updated summary.
+func (p *Pipeline) EvaluateAndRecord(ctx context.Context, policy string) (EvalSummary, error) {
+	res, err := p.EvaluateSplits(ctx, policy)
+	if err != nil {
+		return nil, err
+	}
+	return RecordEvaluation(p.Config.OutputDir, policy, res)
+}

@@ -88,99 +88,122 @@ func ImportSpider(ctx context.Context, opts ImportOptions) (ImportReport, error)
 	if len(train) == 0 && len(eval) == 0 {
 		return rep, fmt.Errorf("import spider: %s has no questions (train_spider.json, train_others.json or dev.json)", opts.SpiderDir)
 	}
-	want := map[string]bool{}
+	c := &spiderCurator{
+		ctx: ctx, dbDir: dbDir, cat: sqlitedb.NewCatalog(dbDir, sqlitedb.Limits{}), rep: &rep,
+		want: map[string]bool{}, used: map[string]bool{}, missing: map[string]bool{},
+	}
+	defer c.cat.Close()
 	for _, id := range opts.DBIDs {
-		want[id] = true
+		c.want[id] = true
 	}
-	keep := func(r RawRecord) bool { return len(want) == 0 || want[r.DBID] }
-
-	cat := sqlitedb.NewCatalog(dbDir, sqlitedb.Limits{})
-	defer cat.Close()
-	used, missing := map[string]bool{}, map[string]bool{}
-	var dropped []DroppedQuestion
-	curate := func(raws []spiderRecord, split Split) []QuestionRecord {
-		var out []QuestionRecord
-		counters := map[string]int{}
-		for _, r := range raws {
-			if !keep(r.RawRecord) || ctx.Err() != nil {
-				continue
-			}
-			drop := func(reason string) {
-				rep.Dropped[reason]++
-				dropped = append(dropped, DroppedQuestion{Split: split, File: r.file, Index: r.index, DBID: r.DBID,
-					Question: r.Question, Query: r.Query, Reason: reason})
-			}
-			if _, err := os.Stat(sqlitedb.Path(dbDir, r.DBID)); err != nil {
-				missing[r.DBID] = true
-				drop(ErrMissingDatabase.Error())
-				continue
-			}
-			db, err := cat.Get(r.DBID)
-			if err != nil {
-				drop(fmt.Sprintf("%s: %v", ErrGoldFails, err))
-				continue
-			}
-			q, err := Enrich(ctx, db, r.RawRecord, split, counters[r.DBID])
-			if err != nil {
-				reason := err.Error()
-				for _, known := range []error{ErrGoldFails, ErrEmptyAnswer, ErrTooManyRows, ErrNullAnswer} {
-					if errors.Is(err, known) {
-						reason = known.Error()
-					}
-				}
-				rep.Dropped[reason]++
-				dropped = append(dropped, DroppedQuestion{Split: split, File: r.file, Index: r.index, DBID: r.DBID,
-					Question: r.Question, Query: r.Query, Reason: err.Error()})
-				continue
-			}
-			counters[r.DBID]++
-			used[r.DBID] = true
-			out = append(out, q)
-		}
-		return out
-	}
-	trainQs := curate(train, Train)
-	evalQs := curate(eval, Eval)
+	trainQs := c.curate(train, Train)
+	evalQs := c.curate(eval, Eval)
 	if ctx.Err() != nil {
 		return rep, ctx.Err()
 	}
-	for id := range missing {
+	for id := range c.missing {
 		rep.MissingDatabases = append(rep.MissingDatabases, id)
 	}
 	sort.Strings(rep.MissingDatabases)
-	for id := range want {
-		if !used[id] {
+	for id := range c.want {
+		if !c.used[id] {
 			return rep, fmt.Errorf("import spider: database %q has no usable question in %s", id, opts.SpiderDir)
 		}
 	}
 	if len(trainQs)+len(evalQs) == 0 {
-		return rep, fmt.Errorf("import spider: no usable question in %s (%d dropped)", opts.SpiderDir, len(dropped))
+		return rep, fmt.Errorf("import spider: no usable question in %s (%d dropped)", opts.SpiderDir, len(c.dropped))
 	}
-	for id := range used {
+	for id := range c.used {
 		rep.Databases = append(rep.Databases, id)
 	}
 	sort.Strings(rep.Databases)
-	for _, id := range rep.Databases {
-		if err := copyFile(sqlitedb.Path(dbDir, id), sqlitedb.Path(filepath.Join(opts.OutDir, "databases"), id)); err != nil {
-			return rep, fmt.Errorf("import spider: %w", err)
-		}
-	}
-	if err := Save(filepath.Join(opts.OutDir, "questions_train.json"), nonNil(trainQs)); err != nil {
+	if err := writeImport(opts.OutDir, dbDir, &rep, trainQs, evalQs, c.dropped); err != nil {
 		return rep, err
-	}
-	if err := Save(filepath.Join(opts.OutDir, "questions_eval.json"), nonNil(evalQs)); err != nil {
-		return rep, err
-	}
-	rep.DroppedFile = filepath.Join(opts.OutDir, "dropped.json")
-	data, err := json.MarshalIndent(nonNilDropped(dropped), "", "  ")
-	if err != nil {
-		return rep, err
-	}
-	if err := os.WriteFile(rep.DroppedFile, append(data, '\n'), 0o644); err != nil {
-		return rep, fmt.Errorf("import spider: %w", err)
 	}
 	rep.Train, rep.Eval = len(trainQs), len(evalQs)
 	return rep, nil
+}
+
+// spiderCurator enriches Spider's records with their gold results, keeps
+// those the environment can use and records why it drops the others.
+type spiderCurator struct {
+	ctx           context.Context
+	dbDir         string
+	cat           *sqlitedb.Catalog
+	rep           *ImportReport
+	want          map[string]bool // the databases asked for; empty: all
+	used, missing map[string]bool // databases with a kept question; databases not found
+	dropped       []DroppedQuestion
+}
+
+// curate returns the usable questions of raws, numbered per database.
+func (c *spiderCurator) curate(raws []spiderRecord, split Split) []QuestionRecord {
+	var out []QuestionRecord
+	counters := map[string]int{}
+	for _, r := range raws {
+		if (len(c.want) > 0 && !c.want[r.DBID]) || c.ctx.Err() != nil {
+			continue
+		}
+		if _, err := os.Stat(sqlitedb.Path(c.dbDir, r.DBID)); err != nil {
+			c.missing[r.DBID] = true
+			c.drop(r, split, ErrMissingDatabase.Error(), ErrMissingDatabase.Error())
+			continue
+		}
+		db, err := c.cat.Get(r.DBID)
+		if err != nil {
+			reason := fmt.Sprintf("%s: %v", ErrGoldFails, err)
+			c.drop(r, split, reason, reason)
+			continue
+		}
+		q, err := Enrich(c.ctx, db, r.RawRecord, split, counters[r.DBID])
+		if err != nil {
+			counted := err.Error()
+			for _, known := range []error{ErrGoldFails, ErrEmptyAnswer, ErrTooManyRows, ErrNullAnswer} {
+				if errors.Is(err, known) {
+					counted = known.Error()
+				}
+			}
+			c.drop(r, split, counted, err.Error())
+			continue
+		}
+		counters[r.DBID]++
+		c.used[r.DBID] = true
+		out = append(out, q)
+	}
+	return out
+}
+
+// drop records a dropped question: counted under counted in the report,
+// with the full reason in dropped.json.
+func (c *spiderCurator) drop(r spiderRecord, split Split, counted, reason string) {
+	c.rep.Dropped[counted]++
+	c.dropped = append(c.dropped, DroppedQuestion{Split: split, File: r.file, Index: r.index, DBID: r.DBID,
+		Question: r.Question, Query: r.Query, Reason: reason})
+}
+
+// writeImport writes an import to outDir: the used databases, the two
+// question files and dropped.json (its path goes into rep).
+func writeImport(outDir, dbDir string, rep *ImportReport, trainQs, evalQs []QuestionRecord, dropped []DroppedQuestion) error {
+	for _, id := range rep.Databases {
+		if err := copyFile(sqlitedb.Path(dbDir, id), sqlitedb.Path(filepath.Join(outDir, "databases"), id)); err != nil {
+			return fmt.Errorf("import spider: %w", err)
+		}
+	}
+	if err := Save(filepath.Join(outDir, "questions_train.json"), nonNil(trainQs)); err != nil {
+		return err
+	}
+	if err := Save(filepath.Join(outDir, "questions_eval.json"), nonNil(evalQs)); err != nil {
+		return err
+	}
+	rep.DroppedFile = filepath.Join(outDir, "dropped.json")
+	data, err := json.MarshalIndent(nonNilDropped(dropped), "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(rep.DroppedFile, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("import spider: %w", err)
+	}
+	return nil
 }
 
 func nonNilDropped(d []DroppedQuestion) []DroppedQuestion {

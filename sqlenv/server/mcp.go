@@ -98,90 +98,114 @@ func (s *Server) mcp(ctx context.Context, m map[string]json.RawMessage, client s
 	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" || json.Unmarshal(m["method"], &method) != nil || method == "" {
 		return rpcFail(id, rpcInvalidRequest, `Invalid Request: need "jsonrpc": "2.0" and a "method"`)
 	}
-	params := map[string]json.RawMessage{}
+	params := mcpParams{}
 	if raw, ok := m["params"]; ok && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &params); err != nil {
 			return rpcFail(id, rpcInvalidParams, "Params must be an object")
 		}
 	}
-	text := func(key string) string {
-		var v string
-		_ = json.Unmarshal(params[key], &v)
-		return v
-	}
 	switch method {
 	case "tools/list":
 		return rpcReply(rpcResponse{ID: id, Result: obj{"tools": mcpTools}})
 	case "openenv/session/create":
-		if wsSess != nil {
-			return rpcReply(rpcResponse{ID: id, Result: obj{"session_id": wsSess.tag()}})
-		}
-		sess, e := s.openSession(transportHTTP, client, 1)
-		if e != nil {
-			return rpcReply(rpcResponse{ID: id, Error: &rpcError{Code: rpcServerError, Message: e.Message, Data: e.Fields}})
-		}
-		defer s.reg.release(sess, time.Now())
-		if _, e := s.reset(ctx, sess, sqlenv.ResetOptions{}); e != nil {
-			s.reg.remove(sess)
-			s.closeSession(sess, "reset failed")
-			return rpcReply(rpcResponse{ID: id, Error: &rpcError{Code: rpcServerError, Message: e.Message}})
-		}
-		return rpcReply(rpcResponse{ID: id, Result: obj{"session_id": sess.id}})
+		return s.mcpCreateSession(ctx, id, client, wsSess)
 	case "openenv/session/close":
-		sid := text("session_id")
-		if sid == "" {
-			return rpcFail(id, rpcInvalidParams, "Invalid params - 'session_id' is required")
-		}
-		if wsSess != nil && sid == wsSess.tag() {
-			return rpcFail(id, rpcInvalidRequest, "Cannot close active WebSocket-managed session via MCP method")
-		}
-		sess, ok := s.reg.acquire(sid, time.Now())
-		if !ok {
-			return rpcFail(id, rpcInvalidParams, "Unknown session_id")
-		}
-		s.reg.release(sess, time.Now())
-		if s.reg.remove(sess) {
-			s.closeSession(sess, "closed over MCP")
-		}
-		return rpcReply(rpcResponse{ID: id, Result: obj{"session_id": sid, "closed": true}})
+		return s.mcpCloseSession(id, params, wsSess)
 	case "tools/call":
-		name := text("name")
-		var args map[string]any
-		_ = json.Unmarshal(params["arguments"], &args)
-		var tool *mcpTool
-		for i := range mcpTools {
-			if mcpTools[i].Name == name {
-				tool = &mcpTools[i]
-			}
-		}
-		if tool == nil {
-			return rpcFail(id, rpcInvalidParams, "Tool not found: "+name)
-		}
-		argName := tool.InputSchema["required"].([]string)[0]
-		arg, ok := args[argName].(string)
-		if !ok {
-			return rpcFail(id, rpcInvalidParams, "Invalid params - arguments."+argName+" must be a string")
-		}
-		sess := wsSess
-		if sess == nil {
-			sid := text("session_id")
-			if v, ok := args["session_id"].(string); ok && sid == "" {
-				sid = v
-			}
-			if sid == "" {
-				return rpcFail(id, rpcInvalidParams, "Invalid params - 'session_id' is required: an episode runs in a session (openenv/session/create)")
-			}
-			var found bool
-			if sess, found = s.reg.acquire(sid, time.Now()); !found {
-				return rpcFail(id, rpcInvalidParams, "Unknown session_id")
-			}
-			defer s.reg.release(sess, time.Now())
-		}
-		obs, e := s.step(ctx, sess, sqlenv.Action{ActionType: sqlenv.ActionType(strings.ToUpper(name)), Argument: arg}, 0)
-		if e != nil {
-			return rpcReply(rpcResponse{ID: id, Error: &rpcError{Code: rpcServerError, Message: e.Message, Data: obj{"code": e.Code}}})
-		}
-		return rpcReply(rpcResponse{ID: id, Result: encodeResult(obs, false)})
+		return s.mcpCallTool(ctx, id, params, wsSess)
 	}
 	return rpcFail(id, rpcMethodNotFound, "Method not found: "+method)
+}
+
+// mcpParams are a JSON-RPC request's params.
+type mcpParams map[string]json.RawMessage
+
+// text is the string parameter key ("" when absent or not a string).
+func (p mcpParams) text(key string) string {
+	var v string
+	_ = json.Unmarshal(p[key], &v)
+	return v
+}
+
+// mcpCreateSession answers openenv/session/create: the WebSocket's own
+// session, or a new HTTP session with a reset episode.
+func (s *Server) mcpCreateSession(ctx context.Context, id json.RawMessage, client string, wsSess *session) rpcResponse {
+	if wsSess != nil {
+		return rpcReply(rpcResponse{ID: id, Result: obj{"session_id": wsSess.tag()}})
+	}
+	sess, e := s.openSession(transportHTTP, client, 1)
+	if e != nil {
+		return rpcReply(rpcResponse{ID: id, Error: &rpcError{Code: rpcServerError, Message: e.Message, Data: e.Fields}})
+	}
+	defer s.reg.release(sess, time.Now())
+	if _, e := s.reset(ctx, sess, sqlenv.ResetOptions{}); e != nil {
+		s.reg.remove(sess)
+		s.closeSession(sess, "reset failed")
+		return rpcReply(rpcResponse{ID: id, Error: &rpcError{Code: rpcServerError, Message: e.Message}})
+	}
+	return rpcReply(rpcResponse{ID: id, Result: obj{"session_id": sess.id}})
+}
+
+// mcpCloseSession answers openenv/session/close (not for the WebSocket's
+// own session).
+func (s *Server) mcpCloseSession(id json.RawMessage, params mcpParams, wsSess *session) rpcResponse {
+	sid := params.text("session_id")
+	if sid == "" {
+		return rpcFail(id, rpcInvalidParams, "Invalid params - 'session_id' is required")
+	}
+	if wsSess != nil && sid == wsSess.tag() {
+		return rpcFail(id, rpcInvalidRequest, "Cannot close active WebSocket-managed session via MCP method")
+	}
+	sess, ok := s.reg.acquire(sid, time.Now())
+	if !ok {
+		return rpcFail(id, rpcInvalidParams, "Unknown session_id")
+	}
+	s.reg.release(sess, time.Now())
+	if s.reg.remove(sess) {
+		s.closeSession(sess, "closed over MCP")
+	}
+	return rpcReply(rpcResponse{ID: id, Result: obj{"session_id": sid, "closed": true}})
+}
+
+// mcpCallTool answers tools/call: one action (the tool's name) with its
+// one argument, in the WebSocket's session or the session named by
+// session_id.
+func (s *Server) mcpCallTool(ctx context.Context, id json.RawMessage, params mcpParams, wsSess *session) rpcResponse {
+	name := params.text("name")
+	var args map[string]any
+	_ = json.Unmarshal(params["arguments"], &args)
+	var tool *mcpTool
+	for i := range mcpTools {
+		if mcpTools[i].Name == name {
+			tool = &mcpTools[i]
+		}
+	}
+	if tool == nil {
+		return rpcFail(id, rpcInvalidParams, "Tool not found: "+name)
+	}
+	argName := tool.InputSchema["required"].([]string)[0]
+	arg, ok := args[argName].(string)
+	if !ok {
+		return rpcFail(id, rpcInvalidParams, "Invalid params - arguments."+argName+" must be a string")
+	}
+	sess := wsSess
+	if sess == nil {
+		sid := params.text("session_id")
+		if v, ok := args["session_id"].(string); ok && sid == "" {
+			sid = v
+		}
+		if sid == "" {
+			return rpcFail(id, rpcInvalidParams, "Invalid params - 'session_id' is required: an episode runs in a session (openenv/session/create)")
+		}
+		var found bool
+		if sess, found = s.reg.acquire(sid, time.Now()); !found {
+			return rpcFail(id, rpcInvalidParams, "Unknown session_id")
+		}
+		defer s.reg.release(sess, time.Now())
+	}
+	obs, e := s.step(ctx, sess, sqlenv.Action{ActionType: sqlenv.ActionType(strings.ToUpper(name)), Argument: arg}, 0)
+	if e != nil {
+		return rpcReply(rpcResponse{ID: id, Error: &rpcError{Code: rpcServerError, Message: e.Message, Data: obj{"code": e.Code}}})
+	}
+	return rpcReply(rpcResponse{ID: id, Result: encodeResult(obs, false)})
 }

@@ -308,6 +308,30 @@ func (c Config) Build() (Verifier, error) {
 	if typ == "" {
 		typ = TypeExecution
 	}
+	tests, err := c.check(typ)
+	if err != nil {
+		return nil, err
+	}
+	if typ == TypeCompile {
+		if unused := c.unusedByCompile(); len(unused) > 0 {
+			return nil, fmt.Errorf("verify: config: %s: not used by type compile (it only compiles; use type execution or mingw)", strings.Join(unused, ", "))
+		}
+		return CompileVerifier{Compiler: c.Compiler, Flags: c.Flags, CompileTimeout: time.Duration(c.CompileTimeout)}, nil
+	}
+	opts := c.options()
+	switch typ {
+	case TypeClang:
+		return NewClangExecutionVerifier(tests, opts...), nil
+	case TypeMinGW:
+		return NewMinGWExecutionVerifier(append([]Option{WithTestCases(tests)}, opts...)...), nil
+	default: // execution, gcc
+		return NewGCCExecutionVerifier(tests, opts...), nil
+	}
+}
+
+// check validates the configuration of a verifier of type typ and returns
+// its test cases; an error names the field.
+func (c Config) check(typ string) ([]TestCase, error) {
 	switch typ {
 	case TypeExecution, TypeCompile, TypeGCC, TypeClang, TypeMinGW:
 	default:
@@ -342,36 +366,39 @@ func (c Config) Build() (Verifier, error) {
 		}
 		tests[i] = TestCase{Name: t.Name, Input: t.Input, Expected: t.Expected, Timeout: time.Duration(t.Timeout)}
 	}
+	return tests, nil
+}
 
-	if typ == TypeCompile {
-		var unused []string
-		if c.MatchMode != "" {
-			unused = append(unused, "match_mode")
-		}
-		if c.NumericAbsTol != 0 || c.NumericRelTol != 0 {
-			unused = append(unused, "numeric_abs_tol/numeric_rel_tol")
-		}
-		if c.PartialCredit != nil {
-			unused = append(unused, "partial_credit")
-		}
-		if c.RunTimeout != 0 {
-			unused = append(unused, "run_timeout")
-		}
-		if c.MaxWorkers != 0 {
-			unused = append(unused, "max_workers")
-		}
-		if c.BinaryCacheDir != "" {
-			unused = append(unused, "binary_cache_dir")
-		}
-		if len(c.TestCases) > 0 {
-			unused = append(unused, "test_cases")
-		}
-		if len(unused) > 0 {
-			return nil, fmt.Errorf("verify: config: %s: not used by type compile (it only compiles; use type execution or mingw)", strings.Join(unused, ", "))
-		}
-		return CompileVerifier{Compiler: c.Compiler, Flags: c.Flags, CompileTimeout: time.Duration(c.CompileTimeout)}, nil
+// unusedByCompile lists the fields set that a compile-only verifier would
+// ignore.
+func (c Config) unusedByCompile() []string {
+	var unused []string
+	if c.MatchMode != "" {
+		unused = append(unused, "match_mode")
 	}
+	if c.NumericAbsTol != 0 || c.NumericRelTol != 0 {
+		unused = append(unused, "numeric_abs_tol/numeric_rel_tol")
+	}
+	if c.PartialCredit != nil {
+		unused = append(unused, "partial_credit")
+	}
+	if c.RunTimeout != 0 {
+		unused = append(unused, "run_timeout")
+	}
+	if c.MaxWorkers != 0 {
+		unused = append(unused, "max_workers")
+	}
+	if c.BinaryCacheDir != "" {
+		unused = append(unused, "binary_cache_dir")
+	}
+	if len(c.TestCases) > 0 {
+		unused = append(unused, "test_cases")
+	}
+	return unused
+}
 
+// options are the ExecutionVerifier options of the fields set.
+func (c Config) options() []Option {
 	var opts []Option
 	if c.Compiler != "" {
 		opts = append(opts, WithCompiler(c.Compiler))
@@ -400,12 +427,5 @@ func (c Config) Build() (Verifier, error) {
 	if c.BinaryCacheDir != "" {
 		opts = append(opts, WithCacheDir(c.BinaryCacheDir))
 	}
-	switch typ {
-	case TypeClang:
-		return NewClangExecutionVerifier(tests, opts...), nil
-	case TypeMinGW:
-		return NewMinGWExecutionVerifier(append([]Option{WithTestCases(tests)}, opts...)...), nil
-	default: // execution, gcc
-		return NewGCCExecutionVerifier(tests, opts...), nil
-	}
+	return opts
 }

@@ -59,83 +59,30 @@ func run(ctx context.Context, args []string) error {
 	defer p.Close()
 	fmt.Fprintf(os.Stderr, "model %s (%d parameters) on backend %s; %d train and %d eval questions (%v)\n",
 		cfg.ModelName, p.Model.Config.NumParameters(), p.Backend.Name(), len(p.Train), len(p.Eval), cfg.DifficultyFilter)
-	evaluate := func(policy string) error {
-		res, err := p.EvaluateSplits(ctx, policy)
-		if err != nil {
+	r := stages{ctx: ctx, p: p, all: stage == "all"}
+	if r.all {
+		if err := r.evaluate(training.PolicyRandom, training.PolicyUntrained); err != nil {
 			return err
-		}
-		for _, split := range training.Splits {
-			if r, ok := res[split]; ok {
-				fmt.Fprintf(os.Stderr, "%-9s on %-17s %s\n", policy, split+":", r)
-			}
-		}
-		_, err = training.RecordEvaluation(cfg.OutputDir, policy, res)
-		return err
-	}
-	if stage == "all" {
-		for _, policy := range []string{training.PolicyRandom, training.PolicyUntrained} {
-			if err := evaluate(policy); err != nil {
-				return err
-			}
 		}
 	}
-	if stage == "sft" || ((stage == "all" || stage == "raft") && cfg.SFTEnabled) {
-		log, err := training.NewRunLog(filepath.Join(cfg.OutputDir, "sft"), cfg.LoggingSteps, os.Stderr)
-		if err != nil {
+	if stage == "sft" || ((r.all || stage == "raft") && cfg.SFTEnabled) {
+		if err := r.sft(); err != nil {
 			return err
-		}
-		fmt.Fprintln(os.Stderr, "SFT warm-up on oracle trajectories")
-		if err := p.RunSFT(ctx, log); err != nil {
-			return err
-		}
-		if stage == "all" {
-			if err := evaluate(training.PolicySFT); err != nil {
-				return err
-			}
 		}
 	}
-	if stage == "grpo" || stage == "all" {
-		log, err := training.NewRunLog(cfg.OutputDir, cfg.LoggingSteps, os.Stderr)
-		if err != nil {
+	if stage == "grpo" || r.all {
+		if err := r.grpo(); err != nil {
 			return err
-		}
-		tr, err := p.NewGRPO(log)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "GRPO: %d steps of %d questions × %d generations\n", tr.TotalSteps(), cfg.QuestionsPerStep(), cfg.NumGenerations)
-		if err := tr.Train(ctx); err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "metrics: %s\n", log.Path())
-		if stage == "all" {
-			if err := evaluate(training.PolicyGRPO); err != nil {
-				return err
-			}
 		}
 	}
 	if stage == "raft" {
-		tr, err := raft.ForPipeline(p, raftOpts.config, raftOpts.questions)
-		if err != nil {
-			return err
-		}
-		tr.Progress = os.Stderr
-		fmt.Fprintf(os.Stderr, "RAFT: %d cycles of %d questions × %d episodes, keep reward ≥ %g then the top %g (%s)\n",
-			tr.Config.NumCycles, tr.Source.NumPrompts(), tr.Config.SamplesPerPrompt, tr.Config.RewardThreshold,
-			tr.Config.KeepTopFraction, tr.Config.Selection)
-		if _, err := tr.Run(ctx); err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "cycle log: %s\n", filepath.Join(tr.Config.OutputDir, raft.LogFile))
-		if err := evaluate("raft"); err != nil {
+		if err := r.raft(raftOpts); err != nil {
 			return err
 		}
 	}
 	if stage == "eval" {
-		for _, policy := range []string{training.PolicyRandom, evalPolicy} {
-			if err := evaluate(policy); err != nil {
-				return err
-			}
+		if err := r.evaluate(training.PolicyRandom, evalPolicy); err != nil {
+			return err
 		}
 	}
 	summary, err := training.ReadEvalSummary(cfg.OutputDir)
@@ -147,6 +94,89 @@ func run(ctx context.Context, args []string) error {
 		fmt.Printf("summary: %s (transcripts: eval_<policy>.json beside it)\n", filepath.Join(cfg.OutputDir, training.EvalSummaryFile))
 	}
 	return nil
+}
+
+// stages runs the stages of a run on one pipeline; with all, each training
+// stage is followed by an evaluation.
+type stages struct {
+	ctx context.Context
+	p   *training.Pipeline
+	all bool
+}
+
+// evaluate evaluates each policy on every split, prints and records it.
+func (r stages) evaluate(policies ...string) error {
+	for _, policy := range policies {
+		res, err := r.p.EvaluateSplits(r.ctx, policy)
+		if err != nil {
+			return err
+		}
+		for _, split := range training.Splits {
+			if sr, ok := res[split]; ok {
+				fmt.Fprintf(os.Stderr, "%-9s on %-17s %s\n", policy, split+":", sr)
+			}
+		}
+		if _, err := training.RecordEvaluation(r.p.Config.OutputDir, policy, res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sft runs the SFT warm-up.
+func (r stages) sft() error {
+	cfg := r.p.Config
+	log, err := training.NewRunLog(filepath.Join(cfg.OutputDir, "sft"), cfg.LoggingSteps, os.Stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "SFT warm-up on oracle trajectories")
+	if err := r.p.RunSFT(r.ctx, log); err != nil {
+		return err
+	}
+	if r.all {
+		return r.evaluate(training.PolicySFT)
+	}
+	return nil
+}
+
+// grpo trains with GRPO.
+func (r stages) grpo() error {
+	cfg := r.p.Config
+	log, err := training.NewRunLog(cfg.OutputDir, cfg.LoggingSteps, os.Stderr)
+	if err != nil {
+		return err
+	}
+	tr, err := r.p.NewGRPO(log)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "GRPO: %d steps of %d questions × %d generations\n", tr.TotalSteps(), cfg.QuestionsPerStep(), cfg.NumGenerations)
+	if err := tr.Train(r.ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "metrics: %s\n", log.Path())
+	if r.all {
+		return r.evaluate(training.PolicyGRPO)
+	}
+	return nil
+}
+
+// raft runs RAFT cycles on the SQL environment, then evaluates.
+func (r stages) raft(opts raftOptions) error {
+	tr, err := raft.ForPipeline(r.p, opts.config, opts.questions)
+	if err != nil {
+		return err
+	}
+	tr.Progress = os.Stderr
+	fmt.Fprintf(os.Stderr, "RAFT: %d cycles of %d questions × %d episodes, keep reward ≥ %g then the top %g (%s)\n",
+		tr.Config.NumCycles, tr.Source.NumPrompts(), tr.Config.SamplesPerPrompt, tr.Config.RewardThreshold,
+		tr.Config.KeepTopFraction, tr.Config.Selection)
+	if _, err := tr.Run(r.ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "cycle log: %s\n", filepath.Join(tr.Config.OutputDir, raft.LogFile))
+	return r.evaluate("raft")
 }
 
 // raftOptions are the raft stage's settings.

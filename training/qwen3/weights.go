@@ -173,80 +173,101 @@ func LoadWeights(dir string, dtype dtypes.DType) (*Weights, error) {
 		return nil, fmt.Errorf("qwen3 weights: %w", err)
 	}
 
-	// Find the files and which file holds each tensor.
-	var files []*stFile
-	where := make(map[string]*stFile)
-	// Like transformers, a single model.safetensors takes precedence over an
-	// index (Save writes model.safetensors next to possibly older shards).
+	files, where, source, err := locateTensors(dir)
+	if err != nil {
+		return nil, err
+	}
+	specs := cfg.Weights()
+	if err := checkTensors(cfg, specs, where, cfgPath, source); err != nil {
+		return nil, err
+	}
+	return readTensors(cfg, specs, files, where, dtype)
+}
+
+// locateTensors finds the safetensors files of dir and which file holds each
+// tensor; source is the file that lists the tensors (model.safetensors or
+// the index). Like transformers, a single model.safetensors takes
+// precedence over an index (Save writes model.safetensors next to possibly
+// older shards).
+func locateTensors(dir string) (files []*stFile, where map[string]*stFile, source string, err error) {
+	where = make(map[string]*stFile)
 	indexPath := filepath.Join(dir, fileSTIndex)
 	singlePath := filepath.Join(dir, fileSafetensors)
 	_, singleErr := os.Stat(singlePath)
 	_, indexErr := os.Stat(indexPath)
-	var source string // the file that lists the tensors
 	switch {
 	case singleErr == nil || !errors.Is(singleErr, fs.ErrNotExist):
-		source = singlePath
 		sf, err := stReadHeader(singlePath)
 		if err != nil {
-			return nil, fmt.Errorf("qwen3 weights: %w", err)
+			return nil, nil, "", fmt.Errorf("qwen3 weights: %w", err)
 		}
-		files = append(files, sf)
 		for name := range sf.tensors {
 			where[name] = sf
 		}
+		return []*stFile{sf}, where, singlePath, nil
 	case indexErr == nil || !errors.Is(indexErr, fs.ErrNotExist):
-		source = indexPath
-		data, err := os.ReadFile(indexPath)
+		files, where, err := locateSharded(dir, indexPath)
+		return files, where, indexPath, err
+	}
+	hint := ""
+	if _, err := os.Stat(filepath.Join(dir, "pytorch_model.bin")); err == nil {
+		hint = " (it has pytorch_model.bin: convert it to safetensors first)"
+	}
+	return nil, nil, "", fmt.Errorf("qwen3 weights: %s has neither %s nor %s%s: %w", dir, fileSafetensors, fileSTIndex, hint, singleErr)
+}
+
+// locateSharded reads model.safetensors.index.json and its shards' headers.
+func locateSharded(dir, indexPath string) ([]*stFile, map[string]*stFile, error) {
+	data, err := os.ReadFile(indexPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("qwen3 weights: %w", err)
+	}
+	var idx safetensorsIndex
+	if err := json.Unmarshal(data, &idx); err != nil {
+		return nil, nil, fmt.Errorf("qwen3 weights: %s is not valid JSON: %w", indexPath, err)
+	}
+	shardNames, err := indexShards(indexPath)
+	if err != nil {
+		return nil, nil, fmt.Errorf("qwen3 weights: %w", err)
+	}
+	var files []*stFile
+	where := make(map[string]*stFile)
+	byName := make(map[string]*stFile)
+	for _, s := range shardNames {
+		sf, err := stReadHeader(filepath.Join(dir, s))
 		if err != nil {
-			return nil, fmt.Errorf("qwen3 weights: %w", err)
+			return nil, nil, fmt.Errorf("qwen3 weights: shard %s of %s: %w", s, indexPath, err)
 		}
-		var idx safetensorsIndex
-		if err := json.Unmarshal(data, &idx); err != nil {
-			return nil, fmt.Errorf("qwen3 weights: %s is not valid JSON: %w", indexPath, err)
+		files = append(files, sf)
+		byName[s] = sf
+	}
+	for name, s := range idx.WeightMap {
+		sf := byName[s]
+		if _, ok := sf.tensors[name]; !ok {
+			return nil, nil, fmt.Errorf("qwen3 weights: %s maps tensor %q to %s, which does not contain it", indexPath, name, sf.path)
 		}
-		shardNames, err := indexShards(indexPath)
-		if err != nil {
-			return nil, fmt.Errorf("qwen3 weights: %w", err)
-		}
-		byName := make(map[string]*stFile)
-		for _, s := range shardNames {
-			sf, err := stReadHeader(filepath.Join(dir, s))
-			if err != nil {
-				return nil, fmt.Errorf("qwen3 weights: shard %s of %s: %w", s, indexPath, err)
+		where[name] = sf
+	}
+	// Tensors in a shard but not in the weight map are loaded by
+	// transformers too: treat them like any other extra tensor.
+	for _, sf := range files {
+		for name := range sf.tensors {
+			if _, mapped := idx.WeightMap[name]; mapped {
+				continue
 			}
-			files = append(files, sf)
-			byName[s] = sf
-		}
-		for name, s := range idx.WeightMap {
-			sf := byName[s]
-			if _, ok := sf.tensors[name]; !ok {
-				return nil, fmt.Errorf("qwen3 weights: %s maps tensor %q to %s, which does not contain it", indexPath, name, sf.path)
+			if other, ok := where[name]; ok {
+				return nil, nil, fmt.Errorf("qwen3 weights: tensor %q is in both %s and %s", name, other.path, sf.path)
 			}
 			where[name] = sf
 		}
-		// Tensors in a shard but not in the weight map are loaded by
-		// transformers too: treat them like any other extra tensor.
-		for _, sf := range files {
-			for name := range sf.tensors {
-				if _, mapped := idx.WeightMap[name]; mapped {
-					continue
-				}
-				if other, ok := where[name]; ok {
-					return nil, fmt.Errorf("qwen3 weights: tensor %q is in both %s and %s", name, other.path, sf.path)
-				}
-				where[name] = sf
-			}
-		}
-	default:
-		hint := ""
-		if _, err := os.Stat(filepath.Join(dir, "pytorch_model.bin")); err == nil {
-			hint = " (it has pytorch_model.bin: convert it to safetensors first)"
-		}
-		return nil, fmt.Errorf("qwen3 weights: %s has neither %s nor %s%s: %w", dir, fileSafetensors, fileSTIndex, hint, singleErr)
 	}
+	return files, where, nil
+}
 
-	// Check names and shapes before reading any data.
-	specs := cfg.Weights()
+// checkTensors checks names and shapes before any data is read: every
+// weight of the configuration present with its shape, nothing else but
+// what transformers ignores too.
+func checkTensors(cfg Config, specs []WeightSpec, where map[string]*stFile, cfgPath, source string) error {
 	want := make(map[string]bool, len(specs))
 	var missing []string
 	for _, s := range specs {
@@ -257,7 +278,7 @@ func LoadWeights(dir string, dtype dtypes.DType) (*Weights, error) {
 			continue
 		}
 		if e := sf.tensors[s.Name]; !slices.Equal(e.Shape, s.Shape) {
-			return nil, fmt.Errorf("qwen3 weights: tensor %q in %s has shape %v, but config.json implies %v", s.Name, sf.path, e.Shape, s.Shape)
+			return fmt.Errorf("qwen3 weights: tensor %q in %s has shape %v, but config.json implies %v", s.Name, sf.path, e.Shape, s.Shape)
 		}
 	}
 	if len(missing) > 0 {
@@ -265,7 +286,7 @@ func LoadWeights(dir string, dtype dtypes.DType) (*Weights, error) {
 		if len(shown) > 5 {
 			shown = shown[:5]
 		}
-		return nil, fmt.Errorf("qwen3 weights: %s is missing %d tensor(s) that %s implies: %s", source, len(missing), cfgPath, strings.Join(shown, ", "))
+		return fmt.Errorf("qwen3 weights: %s is missing %d tensor(s) that %s implies: %s", source, len(missing), cfgPath, strings.Join(shown, ", "))
 	}
 	var extra []string
 	for name := range where {
@@ -275,10 +296,13 @@ func LoadWeights(dir string, dtype dtypes.DType) (*Weights, error) {
 	}
 	if len(extra) > 0 {
 		sort.Strings(extra)
-		return nil, fmt.Errorf("qwen3 weights: unexpected tensor %q in %s (not a weight of Qwen3ForCausalLM with this config.json; %d unexpected in all)", extra[0], where[extra[0]].path, len(extra))
+		return fmt.Errorf("qwen3 weights: unexpected tensor %q in %s (not a weight of Qwen3ForCausalLM with this config.json; %d unexpected in all)", extra[0], where[extra[0]].path, len(extra))
 	}
+	return nil
+}
 
-	// Read the data, one file at a time.
+// readTensors reads the weights' data, one file at a time, converted to dtype.
+func readTensors(cfg Config, specs []WeightSpec, files []*stFile, where map[string]*stFile, dtype dtypes.DType) (*Weights, error) {
 	w := &Weights{Config: cfg, Tensors: make(map[string]*tensors.Tensor, len(specs))}
 	for _, sf := range files {
 		f, err := os.Open(sf.path)

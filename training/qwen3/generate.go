@@ -72,18 +72,8 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 	if len(prompts) == 0 {
 		return &Generation{}, nil
 	}
-	if opts.MaxNewTokens <= 0 {
-		return nil, errors.New("qwen3: Generate needs MaxNewTokens > 0")
-	}
-	for i, p := range prompts {
-		if len(p) == 0 {
-			return nil, fmt.Errorf("qwen3: prompt %d is empty", i)
-		}
-		for _, id := range p {
-			if id < 0 || int(id) >= m.Config.VocabSize {
-				return nil, fmt.Errorf("qwen3: prompt %d has token id %d outside the vocabulary (%d)", i, id, m.Config.VocabSize)
-			}
-		}
+	if err := m.checkPrompts(prompts, opts); err != nil {
+		return nil, err
 	}
 	bucket := opts.LengthBucket
 	if bucket <= 0 {
@@ -126,31 +116,7 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 	promptMask := padMaskTo(batch, smax)
 	lengths := batch.Lengths
 	for step := 0; ; step++ {
-		tokens := tensors.MustCopyFlatData[int32](out[0])
-		logps := tensors.MustCopyFlatData[float32](out[1])
-		if s.keepLogits {
-			flat := tensors.MustCopyFlatData[float32](out[3])
-			v := m.Config.VocabSize
-			stepLogits := make([][]float32, rows)
-			for r := range stepLogits {
-				stepLogits[r] = flat[r*v : (r+1)*v]
-			}
-			gen.logits = append(gen.logits, stepLogits)
-		}
-		live := 0
-		for r := 0; r < rows; r++ {
-			if gen.Stopped[r] || len(gen.Tokens[r]) >= opts.MaxNewTokens {
-				continue
-			}
-			gen.Tokens[r] = append(gen.Tokens[r], tokens[r])
-			gen.LogProbs[r] = append(gen.LogProbs[r], logps[r])
-			if slices.Contains(opts.StopTokens, tokens[r]) {
-				gen.Stopped[r] = true
-			} else if len(gen.Tokens[r]) < opts.MaxNewTokens {
-				live++
-			}
-		}
-		if live == 0 {
+		if live := gen.add(out, opts, s.keepLogits, m.Config.VocabSize); live == 0 {
 			return gen, nil
 		}
 		if err := ctx.Err(); err != nil {
@@ -178,6 +144,55 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 			return nil, err
 		}
 	}
+}
+
+// checkPrompts refuses empty prompts, token ids outside the vocabulary and
+// MaxNewTokens ≤ 0.
+func (m *Model) checkPrompts(prompts [][]int32, opts GenerateOptions) error {
+	if opts.MaxNewTokens <= 0 {
+		return errors.New("qwen3: Generate needs MaxNewTokens > 0")
+	}
+	for i, p := range prompts {
+		if len(p) == 0 {
+			return fmt.Errorf("qwen3: prompt %d is empty", i)
+		}
+		for _, id := range p {
+			if id < 0 || int(id) >= m.Config.VocabSize {
+				return fmt.Errorf("qwen3: prompt %d has token id %d outside the vocabulary (%d)", i, id, m.Config.VocabSize)
+			}
+		}
+	}
+	return nil
+}
+
+// add appends one step's sampled tokens and log-probabilities (out[0],
+// out[1]; out[3] the logits when kept) to the sequences still running, and
+// returns how many still run.
+func (gen *Generation) add(out []*tensors.Tensor, opts GenerateOptions, keepLogits bool, vocab int) (live int) {
+	rows := len(gen.Tokens)
+	tokens := tensors.MustCopyFlatData[int32](out[0])
+	logps := tensors.MustCopyFlatData[float32](out[1])
+	if keepLogits {
+		flat := tensors.MustCopyFlatData[float32](out[3])
+		stepLogits := make([][]float32, rows)
+		for r := range stepLogits {
+			stepLogits[r] = flat[r*vocab : (r+1)*vocab]
+		}
+		gen.logits = append(gen.logits, stepLogits)
+	}
+	for r := 0; r < rows; r++ {
+		if gen.Stopped[r] || len(gen.Tokens[r]) >= opts.MaxNewTokens {
+			continue
+		}
+		gen.Tokens[r] = append(gen.Tokens[r], tokens[r])
+		gen.LogProbs[r] = append(gen.LogProbs[r], logps[r])
+		if slices.Contains(opts.StopTokens, tokens[r]) {
+			gen.Stopped[r] = true
+		} else if len(gen.Tokens[r]) < opts.MaxNewTokens {
+			live++
+		}
+	}
+	return live
 }
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }

@@ -291,36 +291,9 @@ func downloadModel(ctx context.Context, modelID string, opts HubOptions) (string
 	for _, s := range info.Siblings {
 		has[s.Name] = true
 	}
-	files := []string{fileConfig, fileTokenizerConfig}
-	for _, f := range files {
-		if !has[f] {
-			return "", &ModelLoadError{ModelID: modelID, Reason: fmt.Sprintf("on %s (revision %s) has no %s: it is not a Hugging Face transformers model this package can load", opts.Endpoint, opts.Revision, f)}
-		}
-	}
-	switch {
-	case has[fileTokenizerJSON]:
-		files = append(files, fileTokenizerJSON)
-	case has[fileVocabJSON] && has[fileMergesTXT]:
-	default:
-		return "", &ModelLoadError{ModelID: modelID, Reason: fmt.Sprintf("on %s (revision %s) has no tokenizer (neither %s nor %s and %s)", opts.Endpoint, opts.Revision, fileTokenizerJSON, fileVocabJSON, fileMergesTXT)}
-	}
-	for _, f := range []string{fileGenerationConfig, fileVocabJSON, fileMergesTXT} {
-		if has[f] {
-			files = append(files, f)
-		}
-	}
-	sharded := !has[fileSafetensors] && has[fileSTIndex]
-	switch {
-	case has[fileSafetensors]:
-		files = append(files, fileSafetensors)
-	case sharded:
-		files = append(files, fileSTIndex)
-	default:
-		hint := ""
-		if has["pytorch_model.bin"] || has["pytorch_model.bin.index.json"] {
-			hint = " (it only has PyTorch pytorch_model.bin weights: convert them to safetensors, e.g. with transformers' save_pretrained)"
-		}
-		return "", &ModelLoadError{ModelID: modelID, Reason: fmt.Sprintf("on %s (revision %s) has no safetensors weights (%s or %s)%s", opts.Endpoint, opts.Revision, fileSafetensors, fileSTIndex, hint)}
+	files, sharded, err := filesToDownload(modelID, opts, has)
+	if err != nil {
+		return "", err
 	}
 
 	// One file per call: go-huggingface's parallel downloader updates its
@@ -367,6 +340,45 @@ func downloadModel(ctx context.Context, modelID string, opts HubOptions) (string
 		return "", &ModelLoadError{ModelID: modelID, Reason: fmt.Sprintf("was downloaded from %s but %s still lacks %s", opts.Endpoint, snap, strings.Join(missing, ", "))}
 	}
 	return snap, nil
+}
+
+// filesToDownload picks the files of a model repository that has the files
+// has: configuration, tokenizer, weights (the index only, when sharded: its
+// shards come after it). A repository that lacks any of them is an error
+// saying what is missing.
+func filesToDownload(modelID string, opts HubOptions, has map[string]bool) ([]string, bool, error) {
+	files := []string{fileConfig, fileTokenizerConfig}
+	for _, f := range files {
+		if !has[f] {
+			return nil, false, &ModelLoadError{ModelID: modelID, Reason: fmt.Sprintf("on %s (revision %s) has no %s: it is not a Hugging Face transformers model this package can load", opts.Endpoint, opts.Revision, f)}
+		}
+	}
+	switch {
+	case has[fileTokenizerJSON]:
+		files = append(files, fileTokenizerJSON)
+	case has[fileVocabJSON] && has[fileMergesTXT]:
+	default:
+		return nil, false, &ModelLoadError{ModelID: modelID, Reason: fmt.Sprintf("on %s (revision %s) has no tokenizer (neither %s nor %s and %s)", opts.Endpoint, opts.Revision, fileTokenizerJSON, fileVocabJSON, fileMergesTXT)}
+	}
+	for _, f := range []string{fileGenerationConfig, fileVocabJSON, fileMergesTXT} {
+		if has[f] {
+			files = append(files, f)
+		}
+	}
+	sharded := !has[fileSafetensors] && has[fileSTIndex]
+	switch {
+	case has[fileSafetensors]:
+		files = append(files, fileSafetensors)
+	case sharded:
+		files = append(files, fileSTIndex)
+	default:
+		hint := ""
+		if has["pytorch_model.bin"] || has["pytorch_model.bin.index.json"] {
+			hint = " (it only has PyTorch pytorch_model.bin weights: convert them to safetensors, e.g. with transformers' save_pretrained)"
+		}
+		return nil, false, &ModelLoadError{ModelID: modelID, Reason: fmt.Sprintf("on %s (revision %s) has no safetensors weights (%s or %s)%s", opts.Endpoint, opts.Revision, fileSafetensors, fileSTIndex, hint)}
+	}
+	return files, sharded, nil
 }
 
 var httpStatusRE = regexp.MustCompile(`(?:status code |following message: ")(401|403|404)\b`)

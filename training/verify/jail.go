@@ -213,7 +213,10 @@ func openJail(spec jailSpec) (*jail, error) {
 	j.cmd.Env = []string{"PATH=/usr/bin:/bin", "LANG=C"}
 	j.cmd.ExtraFiles = []*os.File{theirs, statusW}
 	j.cmd.Stderr = j.stderr
-	j.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// No Pdeathsig: the kernel sends it when the forking OS thread exits,
+	// not the process (golang.org/issue/27505). If this process dies, the
+	// control socket closes, init exits and the jail with it.
+	j.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := j.cmd.Start(); err != nil {
 		statusW.Close()
 		ours.Close()

@@ -16,6 +16,7 @@ int sqlite3_close_v2(sqlite3 *db);
 int sqlite3_limit(sqlite3 *db, int id, int value);
 int sqlite3_exec(sqlite3 *db, const char *sql, void *callback, void *arg, char **errmsg);
 int sqlite3_set_authorizer(sqlite3 *db, int (*auth)(void*, int, const char*, const char*, const char*, const char*), void *arg);
+void sqlite3_progress_handler(sqlite3 *db, int n, int (*progress)(void*), void *arg);
 int sqlite3_prepare_v2(sqlite3 *db, const char *sql, int n, sqlite3_stmt **stmt, const char **tail);
 int sqlite3_stmt_readonly(sqlite3_stmt *stmt);
 int sqlite3_column_count(sqlite3_stmt *stmt);
@@ -41,6 +42,7 @@ typedef struct {
 	int nfunctions;
 	int refused;    // action code of the first refusal, -1 when none
 	char arg[256];  // the table, pragma or function it named
+	int stop;       // set (atomically) to stop the running statement
 } gs_guard;
 
 static int gs_compare(const void *key, const void *elem) {
@@ -93,7 +95,22 @@ static int gs_authorize(void *p, int action, const char *a1, const char *a2, con
 	return gs_refuse(g, action, a1);
 }
 
+// gs_progress runs every few hundred virtual-machine instructions: a
+// statement stops (SQLITE_INTERRUPT) once its stop flag is set. Unlike
+// sqlite3_interrupt's flag, which SQLite clears when a statement starts,
+// this one holds until Go clears it, so an interrupt that arrives before
+// the statement starts still stops it.
+static int gs_progress(void *p) {
+	return __atomic_load_n(&((gs_guard *)p)->stop, __ATOMIC_RELAXED);
+}
+
+static void gs_stop(sqlite3 *db, gs_guard *g) {
+	__atomic_store_n(&g->stop, 1, __ATOMIC_RELAXED);
+	sqlite3_interrupt(db);
+}
+
 static int gs_set_authorizer(sqlite3 *db, gs_guard *g) {
+	sqlite3_progress_handler(db, 256, gs_progress, g);
 	return sqlite3_set_authorizer(db, gs_authorize, g);
 }
 
@@ -167,6 +184,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -353,17 +371,18 @@ func (c *conn) interrupt(why error) {
 	defer c.mu.Unlock()
 	if c.running && c.stopped == nil {
 		c.stopped = why
-		C.sqlite3_interrupt(c.db)
+		C.gs_stop(c.db, c.guard)
 	}
 }
 
 // start marks a query as running: interrupted after timeout (> 0) or when
-// ctx is done. finish must be called when it is over; it returns why the
-// query was interrupted, or nil. SQLite clears an interrupt that arrives
-// after the query ended when the next statement starts.
+// ctx is done, even before it starts stepping (the stop flag that
+// gs_progress reads holds until the next start). finish must be called when
+// it is over; it returns why the query was interrupted, or nil.
 func (c *conn) start(ctx context.Context, timeout time.Duration) (finish func() error) {
 	c.mu.Lock()
 	c.running, c.stopped = true, nil
+	atomic.StoreInt32((*int32)(unsafe.Pointer(&c.guard.stop)), 0)
 	c.mu.Unlock()
 	if timeout > 0 {
 		c.timer.Reset(timeout)

@@ -134,3 +134,45 @@ func TestPoolClosesIdleConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An interrupt that arrives after a query is marked running but before
+// SQLite starts its statement (a caller's context that ends at once, a
+// timeout on a loaded machine) must still stop it: SQLite clears
+// sqlite3_interrupt's flag when a statement starts, so the connection's own
+// stop flag, read by the progress handler, carries it.
+func TestInterruptBeforeTheStatementStarts(t *testing.T) {
+	d, _ := openTest(t, Limits{})
+	c, err := d.conns.get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.conns.put(c)
+	endless := "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM n) SELECT max(x) FROM n"
+	for i := 0; i < 3; i++ {
+		finish := c.start(context.Background(), 0)
+		c.interrupt(errTimedOut)
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.query(endless, true)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if sqliteCode(err) != sqliteInterrupt {
+				t.Fatalf("round %d: %v, want SQLITE_INTERRUPT", i, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("round %d: the query ran on: the interrupt was lost", i)
+		}
+		if why := finish(); why != errTimedOut {
+			t.Fatalf("round %d: finish() = %v", i, why)
+		}
+		// The next query on the connection is not stopped by the old flag.
+		finish = c.start(context.Background(), 0)
+		res, err := c.query("SELECT count(*) FROM customer", true)
+		finish()
+		if err != nil || res.Rows[0][0] != int64(30) {
+			t.Fatalf("round %d: the next query: %v %v", i, res, err)
+		}
+	}
+}

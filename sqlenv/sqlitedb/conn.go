@@ -6,8 +6,9 @@ package sqlitedb
 #include <strings.h>
 
 // SQLite's C API, the few functions this file uses, declared by hand: the
-// library is the one github.com/mattn/go-sqlite3 compiles in (or links
-// with -tags libsqlite3), so there is one SQLite in the process.
+// library is the one github.com/mattn/go-sqlite3 compiles in, so there is
+// one SQLite in the process (with go-sqlite3's -tags libsqlite3 these would
+// resolve against the system library; that build is not tested).
 typedef struct sqlite3 sqlite3;
 typedef struct sqlite3_stmt sqlite3_stmt;
 typedef long long gs_int64;

@@ -43,6 +43,15 @@ var initSource []byte
 // bwrapPackage is the Debian/Ubuntu package that provides bwrap.
 const bwrapPackage = "bubblewrap"
 
+// errNoBwrap says bubblewrap is missing.
+var errNoBwrap = errors.New("bubblewrap (bwrap) is not installed (Debian/Ubuntu package " + bwrapPackage + ")")
+
+// jailSetupError is bubblewrap's own failure to set a jail up (no privilege
+// to mount, no namespaces), as opposed to a failure of this package.
+type jailSetupError struct{ msg string }
+
+func (e *jailSetupError) Error() string { return "bubblewrap could not set up the sandbox: " + e.msg }
+
 // jailUnavailable, when set, makes Verify use the per-command fallback
 // sandbox as if bubblewrap were not installed (tests of the fallback).
 var jailUnavailable = false
@@ -188,7 +197,7 @@ func systemBinds() []string {
 func openJail(spec jailSpec) (*jail, error) {
 	bwrap := findTool("bwrap")
 	if bwrap == "" || jailUnavailable {
-		return nil, fmt.Errorf("bubblewrap (bwrap) is not installed (Debian/Ubuntu package %s)", bwrapPackage)
+		return nil, errNoBwrap
 	}
 	initPath, err := initBinary()
 	if err != nil {
@@ -237,7 +246,7 @@ func openJail(spec jailSpec) (*jail, error) {
 		j.kill()
 		<-j.done
 		ours.Close()
-		return nil, fmt.Errorf("bubblewrap could not set up the sandbox: %s", strings.TrimSpace(j.stderr.buf.String()))
+		return nil, &jailSetupError{strings.TrimSpace(j.stderr.buf.String())}
 	}
 	if spec.uid >= 0 {
 		// The kernel's OOM killer must pick a command, never init.

@@ -563,13 +563,15 @@ func TestHostileEscapeWithoutNamespaces(t *testing.T) {
 	was := namespacesBroken.Load()
 	namespacesBroken.Store(true)
 	defer namespacesBroken.Store(was)
-	jailUnavailable = true // the per-command sandbox, as without bubblewrap
-	defer func() { jailUnavailable = false }()
-	// The child leaves the process group (setsid), so the group kill misses it
-	// and its fork bomb.
-	r, tr := hostile(t, `#include <unistd.h>
+	// The per-command sandbox, as without bubblewrap. The child leaves the
+	// process group (setsid), so the group kill misses it and its fork bomb.
+	var r Result
+	var tr TestResult
+	withFallback(func() {
+		r, tr = hostile(t, `#include <unistd.h>
 #include <cstdio>
 int main(){ if(fork()==0){ setsid(); for(;;) fork(); } usleep(100000); printf("bye\n"); return 0; }`, 3*time.Second, "bye")
+	})
 	if !tr.Passed {
 		t.Errorf("parent test: %+v", tr)
 	}

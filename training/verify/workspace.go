@@ -52,7 +52,7 @@ func newWorkspace(noSandbox bool) (*workspace, error) {
 	ws.jailed = true
 	switch {
 	case findTool("bwrap") == "" || jailUnavailable:
-		ws.fallback(fmt.Sprintf("bubblewrap (bwrap) is not installed (Debian/Ubuntu package %s)", bwrapPackage))
+		ws.fallback(errNoBwrap.Error())
 	case jailBroken.Load() != nil:
 		ws.fallback(*jailBroken.Load())
 	}
@@ -106,7 +106,7 @@ func (ws *workspace) openJailOrFallback(spec jailSpec) (*jail, error) {
 	if err == nil {
 		return j, nil
 	}
-	if strings.HasPrefix(err.Error(), "bubblewrap could not set up") {
+	if _, ok := errors.AsType[*jailSetupError](err); ok {
 		why := err.Error()
 		jailBroken.CompareAndSwap(nil, &why)
 		ws.fallback(why)
@@ -128,39 +128,13 @@ func (ws *workspace) compile(ctx context.Context, comp string, flags []string, l
 	}
 	defer os.RemoveAll(out)
 	var r RunResult
+	jailed := false
 	if ws.useJail() {
-		uid, release, notice, err := poolUID(ctx)
-		if err != nil {
+		if r, jailed, err = ws.compileInJail(ctx, comp, flags, lim, timeout, out); err != nil {
 			return RunResult{Err: err}
-		}
-		if err := giveDir(out, uid); err != nil {
-			release()
-			return RunResult{Err: err}
-		}
-		j, err := ws.openJailOrFallback(jailSpec{
-			uid: uid, memory: lim.TotalMemory, tmpSize: lim.TmpSize, extraRoot: compilerRoot(comp),
-			binds: []bind{{host: filepath.Join(ws.dir, "main.cpp"), jail: "/src/main.cpp"}, {host: out, jail: "/out", writable: true}},
-		})
-		if err != nil {
-			release()
-			return RunResult{Err: err}
-		}
-		if j != nil {
-			r = j.run(ctx, jailCommand{
-				argv: append(append([]string{comp}, flags...), "/src/main.cpp", "-o", "/out/prog"),
-				env:  sandboxEnv("/tmp"), dir: "/tmp", timeout: timeout, limits: lim, uid: uid,
-			})
-			j.close()
-			release()
-			r.Notices = append(r.Notices, j.notices...)
-			if notice != "" {
-				r.Notices = append(r.Notices, notice)
-			}
-		} else {
-			release()
 		}
 	}
-	if !ws.useJail() {
+	if !jailed {
 		if err := copyFile(filepath.Join(ws.dir, "main.cpp"), filepath.Join(out, "main.cpp"), 0o644); err != nil {
 			return RunResult{Err: err}
 		}
@@ -177,6 +151,37 @@ func (ws *workspace) compile(ctx context.Context, comp string, flags []string, l
 		}
 	}
 	return r
+}
+
+// compileInJail compiles main.cpp into out in a jail that sees the source
+// read-only and out writable. jailed is false when bubblewrap could not set
+// a jail up (the workspace has then switched to the fallback).
+func (ws *workspace) compileInJail(ctx context.Context, comp string, flags []string, lim Limits, timeout time.Duration, out string) (r RunResult, jailed bool, err error) {
+	uid, release, notice, err := poolUID(ctx)
+	if err != nil {
+		return r, false, err
+	}
+	defer release() // after the jail has closed: no process of uid is left
+	if err := giveDir(out, uid); err != nil {
+		return r, false, err
+	}
+	j, err := ws.openJailOrFallback(jailSpec{
+		uid: uid, memory: lim.TotalMemory, tmpSize: lim.TmpSize, extraRoot: compilerRoot(comp),
+		binds: []bind{{host: filepath.Join(ws.dir, "main.cpp"), jail: "/src/main.cpp"}, {host: out, jail: "/out", writable: true}},
+	})
+	if err != nil || j == nil {
+		return r, false, err
+	}
+	r = j.run(ctx, jailCommand{
+		argv: append(append([]string{comp}, flags...), "/src/main.cpp", "-o", "/out/prog"),
+		env:  sandboxEnv("/tmp"), dir: "/tmp", timeout: timeout, limits: lim, uid: uid,
+	})
+	j.close()
+	r.Notices = append(r.Notices, j.notices...)
+	if notice != "" {
+		r.Notices = append(r.Notices, notice)
+	}
+	return r, true, nil
 }
 
 // compilerRoot is the installation directory to show in the jail for a

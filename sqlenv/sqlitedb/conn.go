@@ -402,10 +402,10 @@ func (c *conn) start(ctx context.Context, timeout time.Duration) (finish func() 
 	}
 }
 
-// query prepares only the first statement of sqlText, checks it (when
-// guarded: read-only, authorized) and reads its rows within the limits.
+// query prepares only the first statement of sqlText, checks it (read-only,
+// authorized) and reads its rows within the limits.
 // A refused statement gives a *RejectedError.
-func (c *conn) query(sqlText string, guarded bool) (*Result, error) {
+func (c *conn) query(sqlText string) (*Result, error) {
 	c.guard.refused = -1
 	var stmt *C.sqlite3_stmt
 	var readonly, ncols C.int
@@ -423,7 +423,7 @@ func (c *conn) query(sqlText string, guarded bool) (*Result, error) {
 			C.sqlite3_finalize(stmt)
 		}
 	}()
-	if guarded && readonly == 0 {
+	if readonly == 0 {
 		return nil, rejectf("only read-only SELECT queries may run")
 	}
 	n := int(ncols)

@@ -153,7 +153,7 @@ func TestInterruptBeforeTheStatementStarts(t *testing.T) {
 		c.interrupt(errTimedOut)
 		done := make(chan error, 1)
 		go func() {
-			_, err := c.query(endless, true)
+			_, err := c.query(endless)
 			done <- err
 		}()
 		select {
@@ -169,7 +169,7 @@ func TestInterruptBeforeTheStatementStarts(t *testing.T) {
 		}
 		// The next query on the connection is not stopped by the old flag.
 		finish = c.start(context.Background(), 0)
-		res, err := c.query("SELECT count(*) FROM customer", true)
+		res, err := c.query("SELECT count(*) FROM customer")
 		finish()
 		if err != nil || res.Rows[0][0] != int64(30) {
 			t.Fatalf("round %d: the next query: %v %v", i, res, err)

@@ -339,7 +339,7 @@ func (d *DB) Query(ctx context.Context, sqlText string) (*Result, error) {
 	if err := checkStatementText(sqlText); err != nil {
 		return nil, err
 	}
-	res, err := d.run(ctx, sqlText, true, d.limits.Timeout)
+	res, err := d.run(ctx, sqlText, d.limits.Timeout)
 	switch {
 	case err == nil:
 		return res, nil
@@ -356,10 +356,10 @@ func (d *DB) Query(ctx context.Context, sqlText string) (*Result, error) {
 }
 
 // run prepares only the first statement of sqlText on a pooled connection,
-// checks it (when guarded) and reads its rows within the limits; a timeout
+// checks it and reads its rows within the limits; a timeout
 // > 0 interrupts it then. An interrupted query's error is errTimedOut or
 // the context's error.
-func (d *DB) run(ctx context.Context, sqlText string, guarded bool, timeout time.Duration) (*Result, error) {
+func (d *DB) run(ctx context.Context, sqlText string, timeout time.Duration) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -369,7 +369,7 @@ func (d *DB) run(ctx context.Context, sqlText string, guarded bool, timeout time
 	}
 	defer d.conns.put(c)
 	finish := c.start(ctx, timeout)
-	res, err := c.query(sqlText, guarded)
+	res, err := c.query(sqlText)
 	if stopped := finish(); stopped != nil && err != nil && sqliteCode(err) == sqliteInterrupt {
 		return nil, stopped
 	}

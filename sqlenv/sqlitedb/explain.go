@@ -14,7 +14,7 @@ func (d *DB) TablesRead(ctx context.Context, sqlText string) ([]string, error) {
 		return nil, err
 	}
 	byRoot := d.rootTables
-	plan, err := d.run(ctx, "EXPLAIN "+sqlText, true, 0)
+	plan, err := d.run(ctx, "EXPLAIN "+sqlText, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -254,6 +254,7 @@ func readSpiderFiles(dir string, names []string) ([]spiderRecord, error) {
 	return all, nil
 }
 
+// copyFile copies the file src to dst, creating dst's directory.
 func copyFile(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {

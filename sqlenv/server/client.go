@@ -95,9 +95,8 @@ type Client struct {
 	opts ClientOptions
 	conn *websocket.Conn
 
-	mu     sync.Mutex // one call at a time
-	seen   lastSeen   // state and stats from the observations received
-	closed bool
+	episodeMirror // one call at a time; the episode as last seen
+	closed        bool
 
 	replies chan []byte   // read by the reader goroutine
 	done    chan struct{} // closed when the reader stops
@@ -283,14 +282,6 @@ func stateOf(obs sqlenv.Observation) sqlenv.State {
 	return st
 }
 
-// State returns the episode's state as of the last observation (no round
-// trip; RemoteState asks the server).
-func (c *Client) State() sqlenv.State {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.seen.state
-}
-
 // RemoteState asks the server for the session's state.
 func (c *Client) RemoteState(ctx context.Context) (sqlenv.State, error) {
 	st, err := c.remoteState(ctx)
@@ -318,17 +309,34 @@ func (c *Client) Stats() sqlenv.EpisodeStats {
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.CallTimeout)
 	defer cancel()
 	st, err := c.remoteState(ctx)
-	return statsOr(st, err, &c.mu, &c.seen.stats)
+	return c.statsOr(st, err)
 }
 
-// statsOr returns the state's stats, else the last known ones.
-func statsOr(st stateJSON, err error, mu *sync.Mutex, last *sqlenv.EpisodeStats) sqlenv.EpisodeStats {
+// episodeMirror is what both clients share: the lock that keeps one call
+// at a time, and what they know of the episode from the observations
+// received.
+type episodeMirror struct {
+	mu   sync.Mutex
+	seen lastSeen
+}
+
+// State returns the episode's state as of the last observation (no round
+// trip; RemoteState asks the server).
+func (m *episodeMirror) State() sqlenv.State {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.seen.state
+}
+
+// statsOr returns the state's stats, else (err != nil, or a state without
+// them) the last known ones.
+func (m *episodeMirror) statsOr(st stateJSON, err error) sqlenv.EpisodeStats {
 	if err == nil && st.EpisodeStats != nil {
 		return *st.EpisodeStats
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	return *last
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.seen.stats
 }
 
 // lastSeen is what a client knows of its episode from the observations it

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"sync"
 	"time"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
@@ -26,10 +25,9 @@ type HTTPClient struct {
 	base *url.URL
 	opts ClientOptions
 
-	mu      sync.Mutex
-	session string
-	seen    lastSeen // state and stats from the observations received
-	closed  bool
+	episodeMirror // one call at a time; the episode as last seen
+	session       string
+	closed        bool
 }
 
 // NewHTTPClient returns a client of the server at addr. It does not
@@ -147,13 +145,6 @@ func (c *HTTPClient) Step(ctx context.Context, a sqlenv.Action) (sqlenv.Observat
 	return c.seen.record(res.observation())
 }
 
-// State returns the episode's state as of the last observation.
-func (c *HTTPClient) State() sqlenv.State {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.seen.state
-}
-
 // RemoteState asks the server for the session's state (a fresh
 // environment's before the first Reset).
 func (c *HTTPClient) RemoteState(ctx context.Context) (sqlenv.State, error) {
@@ -178,7 +169,7 @@ func (c *HTTPClient) Stats() sqlenv.EpisodeStats {
 		return sqlenv.EpisodeStats{}
 	}
 	st, err := c.remoteState(ctx)
-	return statsOr(st, err, &c.mu, &c.seen.stats)
+	return c.statsOr(st, err)
 }
 
 // Close deletes the session on the server.

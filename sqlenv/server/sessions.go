@@ -217,26 +217,24 @@ func (r *registry) counts() map[string]int {
 }
 
 // startClosing refuses new sessions from now on and returns the open ones.
-func (r *registry) startClosing() []*session {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.closing = true
-	all := make([]*session, 0, len(r.sessions))
-	for _, s := range r.sessions {
-		all = append(all, s)
-	}
-	return all
-}
+func (r *registry) startClosing() []*session { return r.close(false) }
 
-// takeAll removes and returns every session.
-func (r *registry) takeAll() []*session {
+// takeAll refuses new sessions from now on, and removes and returns every
+// session.
+func (r *registry) takeAll() []*session { return r.close(true) }
+
+// close refuses new sessions and returns the open ones, removing them from
+// the registry when remove is set.
+func (r *registry) close(remove bool) []*session {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.closing = true
 	all := make([]*session, 0, len(r.sessions))
 	for _, s := range r.sessions {
 		all = append(all, s)
-		r.drop(s)
+		if remove {
+			r.drop(s)
+		}
 	}
 	return all
 }

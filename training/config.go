@@ -332,137 +332,166 @@ var (
 // Validate checks the configuration and returns every problem found (joined),
 // each naming the field by its key and the bad value.
 func (c *GRPOConfig) Validate() error {
-	var errs []error
-	bad := func(key string, value any, format string, args ...any) {
-		errs = append(errs, fmt.Errorf("training config: %s = %v: %s", key, value, fmt.Sprintf(format, args...)))
+	var v checker
+	for _, check := range []func(*checker){
+		c.checkModelAndData, c.checkEnvironment, c.checkGeneration, c.checkBatches,
+		c.checkOptimizer, c.checkLoss, c.checkRewards, c.checkLogging, c.checkSFT,
+	} {
+		check(&v)
 	}
-	atLeast := func(key string, v, lo int) {
-		if v < lo {
-			bad(key, v, "must be at least %d", lo)
-		}
-	}
-	oneOf := func(key, v string, valid []string) {
-		if !slices.Contains(valid, v) {
-			bad(key, strconv.Quote(v), "must be one of %s", strings.Join(valid, ", "))
-		}
-	}
-	positive := func(key string, v float64) {
-		if !(v > 0) {
-			bad(key, v, "must be > 0")
-		}
-	}
-	nonNegative := func(key string, v float64) {
-		if !(v >= 0) {
-			bad(key, v, "must be >= 0")
-		}
-	}
+	return errors.Join(v.errs...)
+}
 
-	// Model.
+// checker collects the problems Validate finds.
+type checker struct{ errs []error }
+
+// bad records that the field key has a bad value.
+func (v *checker) bad(key string, value any, format string, args ...any) {
+	v.errs = append(v.errs, fmt.Errorf("training config: %s = %v: %s", key, value, fmt.Sprintf(format, args...)))
+}
+
+func (v *checker) atLeast(key string, x, lo int) {
+	if x < lo {
+		v.bad(key, x, "must be at least %d", lo)
+	}
+}
+
+func (v *checker) oneOf(key, x string, valid []string) {
+	if !slices.Contains(valid, x) {
+		v.bad(key, strconv.Quote(x), "must be one of %s", strings.Join(valid, ", "))
+	}
+}
+
+func (v *checker) positive(key string, x float64) {
+	if !(x > 0) {
+		v.bad(key, x, "must be > 0")
+	}
+}
+
+func (v *checker) nonNegative(key string, x float64) {
+	if !(x >= 0) {
+		v.bad(key, x, "must be >= 0")
+	}
+}
+
+// within checks lo <= x <= hi, or lo <= x < hi when openHigh is set.
+func (v *checker) within(key string, x, lo, hi float64, openHigh bool) {
+	switch {
+	case openHigh && !(x >= lo && x < hi):
+		v.bad(key, x, "must be in [%v, %v)", lo, hi)
+	case !openHigh && !(x >= lo && x <= hi):
+		v.bad(key, x, "must be in [%v, %v]", lo, hi)
+	}
+}
+
+func (c *GRPOConfig) checkModelAndData(v *checker) {
 	if strings.TrimSpace(c.ModelName) == "" {
-		bad("model_name", strconv.Quote(c.ModelName), "must name a model (a Hugging Face ID or a local directory)")
+		v.bad("model_name", strconv.Quote(c.ModelName), "must name a model (a Hugging Face ID or a local directory)")
 	}
-	oneOf("precision", c.Precision, cfgPrecisions)
-
-	// Data.
+	v.oneOf("precision", c.Precision, cfgPrecisions)
 	if strings.TrimSpace(c.OutputDir) == "" {
-		bad("output_dir", strconv.Quote(c.OutputDir), "must name a directory")
+		v.bad("output_dir", strconv.Quote(c.OutputDir), "must name a directory")
 	}
 	for _, d := range c.DifficultyFilter {
 		if _, err := dataset.ParseDifficulty(d); err != nil {
-			bad("difficulty_filter", strconv.Quote(d), "unknown difficulty: must be easy, medium or hard")
+			v.bad("difficulty_filter", strconv.Quote(d), "unknown difficulty: must be easy, medium or hard")
 		}
 	}
-	if !(c.HeldoutFraction >= 0 && c.HeldoutFraction < 1) {
-		bad("heldout_fraction", c.HeldoutFraction, "must be in [0, 1)")
-	}
-	atLeast("max_train_questions", c.MaxTrainQuestions, 0)
-	atLeast("max_eval_questions", c.MaxEvalQuestions, 0)
-	atLeast("eval_samples", c.EvalSamples, 0)
+	v.within("heldout_fraction", c.HeldoutFraction, 0, 1, true)
+	v.atLeast("max_train_questions", c.MaxTrainQuestions, 0)
+	v.atLeast("max_eval_questions", c.MaxEvalQuestions, 0)
+	v.atLeast("eval_samples", c.EvalSamples, 0)
+}
 
-	// Environment.
-	atLeast("step_budget", c.StepBudget, 1)
-	atLeast("history_pairs", c.HistoryPairs, 0)
-	atLeast("max_result_chars", c.MaxResultChars, 0)
+func (c *GRPOConfig) checkEnvironment(v *checker) {
+	v.atLeast("step_budget", c.StepBudget, 1)
+	v.atLeast("history_pairs", c.HistoryPairs, 0)
+	v.atLeast("max_result_chars", c.MaxResultChars, 0)
+}
 
-	// Generation.
-	atLeast("max_new_tokens", c.MaxNewTokens, 1)
-	atLeast("max_completion_length", c.MaxCompletionLength, 1)
-	positive("temperature", c.Temperature)
-	if !(c.TopP >= 0 && c.TopP <= 1) {
-		bad("top_p", c.TopP, "must be in [0, 1]")
-	}
-	atLeast("top_k", c.TopK, 0)
-	atLeast("length_bucket", c.LengthBucket, 1)
+func (c *GRPOConfig) checkGeneration(v *checker) {
+	v.atLeast("max_new_tokens", c.MaxNewTokens, 1)
+	v.atLeast("max_completion_length", c.MaxCompletionLength, 1)
+	v.positive("temperature", c.Temperature)
+	v.within("top_p", c.TopP, 0, 1, false)
+	v.atLeast("top_k", c.TopK, 0)
+	v.atLeast("length_bucket", c.LengthBucket, 1)
+}
 
-	// GRPO.
-	atLeast("num_generations", c.NumGenerations, 2)
-	atLeast("per_device_train_batch_size", c.PerDeviceTrainBatchSize, 1)
-	atLeast("gradient_accumulation_steps", c.GradientAccumulationSteps, 1)
+// checkBatches checks the group and batch sizes and the run's length.
+func (c *GRPOConfig) checkBatches(v *checker) {
+	v.atLeast("num_generations", c.NumGenerations, 2)
+	v.atLeast("per_device_train_batch_size", c.PerDeviceTrainBatchSize, 1)
+	v.atLeast("gradient_accumulation_steps", c.GradientAccumulationSteps, 1)
 	if c.NumGenerations >= 2 && c.PerDeviceTrainBatchSize >= 1 && c.GradientAccumulationSteps >= 1 {
 		if n := c.PerDeviceTrainBatchSize * c.GradientAccumulationSteps; n%c.NumGenerations != 0 {
-			errs = append(errs, fmt.Errorf("training config: per_device_train_batch_size × gradient_accumulation_steps = %d × %d = %d "+
+			v.errs = append(v.errs, fmt.Errorf("training config: per_device_train_batch_size × gradient_accumulation_steps = %d × %d = %d "+
 				"must be divisible by num_generations = %d (TRL's rule: an optimizer step takes whole groups of episodes)",
 				c.PerDeviceTrainBatchSize, c.GradientAccumulationSteps, n, c.NumGenerations))
 		}
 	}
 	if c.MaxSteps == 0 {
-		atLeast("num_train_epochs", c.NumTrainEpochs, 1)
+		v.atLeast("num_train_epochs", c.NumTrainEpochs, 1)
 	}
-	atLeast("max_steps", c.MaxSteps, 0)
-	atLeast("grpo_max_questions", c.GRPOMaxQuestions, 0)
-	positive("learning_rate", c.LearningRate)
-	if !(c.AdamBeta1 >= 0 && c.AdamBeta1 < 1) {
-		bad("adam_beta1", c.AdamBeta1, "must be in [0, 1)")
-	}
-	if !(c.AdamBeta2 >= 0 && c.AdamBeta2 < 1) {
-		bad("adam_beta2", c.AdamBeta2, "must be in [0, 1)")
-	}
-	positive("adam_epsilon", c.AdamEpsilon)
-	nonNegative("weight_decay", c.WeightDecay)
-	nonNegative("max_grad_norm", c.MaxGradNorm)
-	if !(c.WarmupRatio >= 0 && c.WarmupRatio <= 1) {
-		bad("warmup_ratio", c.WarmupRatio, "must be in [0, 1]")
-	}
-	atLeast("warmup_steps", c.WarmupSteps, 0)
-	oneOf("lr_scheduler_type", c.LRSchedulerType, cfgSchedulers)
-	nonNegative("beta", c.Beta)
-	positive("epsilon", c.Epsilon)
-	nonNegative("epsilon_high", c.EpsilonHigh)
-	oneOf("loss_type", c.LossType, cfgLossTypes)
-	oneOf("scale_rewards", c.ScaleRewards, cfgScales)
-	atLeast("num_iterations", c.NumIterations, 1)
+	v.atLeast("max_steps", c.MaxSteps, 0)
+	v.atLeast("grpo_max_questions", c.GRPOMaxQuestions, 0)
+}
+
+func (c *GRPOConfig) checkOptimizer(v *checker) {
+	v.positive("learning_rate", c.LearningRate)
+	v.within("adam_beta1", c.AdamBeta1, 0, 1, true)
+	v.within("adam_beta2", c.AdamBeta2, 0, 1, true)
+	v.positive("adam_epsilon", c.AdamEpsilon)
+	v.nonNegative("weight_decay", c.WeightDecay)
+	v.nonNegative("max_grad_norm", c.MaxGradNorm)
+	v.within("warmup_ratio", c.WarmupRatio, 0, 1, false)
+	v.atLeast("warmup_steps", c.WarmupSteps, 0)
+	v.oneOf("lr_scheduler_type", c.LRSchedulerType, cfgSchedulers)
+}
+
+func (c *GRPOConfig) checkLoss(v *checker) {
+	v.nonNegative("beta", c.Beta)
+	v.positive("epsilon", c.Epsilon)
+	v.nonNegative("epsilon_high", c.EpsilonHigh)
+	v.oneOf("loss_type", c.LossType, cfgLossTypes)
+	v.oneOf("scale_rewards", c.ScaleRewards, cfgScales)
+	v.atLeast("num_iterations", c.NumIterations, 1)
+}
+
+func (c *GRPOConfig) checkRewards(v *checker) {
 	known := slices.Sorted(maps.Keys(RewardFuncs))
 	if len(c.RewardFuncs) == 0 {
-		bad("reward_funcs", "[]", "must name at least one of %s", strings.Join(known, ", "))
+		v.bad("reward_funcs", "[]", "must name at least one of %s", strings.Join(known, ", "))
 	}
 	for i, f := range c.RewardFuncs {
 		switch {
 		case RewardFuncs[f] == nil:
-			bad("reward_funcs", strconv.Quote(f), "unknown reward function: must be one of %s", strings.Join(known, ", "))
+			v.bad("reward_funcs", strconv.Quote(f), "unknown reward function: must be one of %s", strings.Join(known, ", "))
 		case slices.Contains(c.RewardFuncs[:i], f):
-			bad("reward_funcs", strconv.Quote(f), "listed twice")
+			v.bad("reward_funcs", strconv.Quote(f), "listed twice")
 		}
 	}
-	nonNegative("min_group_reward_std", c.MinGroupRewardStd)
+	v.nonNegative("min_group_reward_std", c.MinGroupRewardStd)
 	if len(c.RewardWeights) != 0 && len(c.RewardWeights) != len(c.RewardFuncs) {
-		bad("reward_weights", c.RewardWeights, "has %d weights but reward_funcs has %d functions: give one weight per function, or none (1 each)",
+		v.bad("reward_weights", c.RewardWeights, "has %d weights but reward_funcs has %d functions: give one weight per function, or none (1 each)",
 			len(c.RewardWeights), len(c.RewardFuncs))
 	}
+}
 
-	// Logging and saving.
-	atLeast("logging_steps", c.LoggingSteps, 1)
-	atLeast("save_steps", c.SaveSteps, 0)
-	atLeast("eval_steps", c.EvalSteps, 0)
+func (c *GRPOConfig) checkLogging(v *checker) {
+	v.atLeast("logging_steps", c.LoggingSteps, 1)
+	v.atLeast("save_steps", c.SaveSteps, 0)
+	v.atLeast("eval_steps", c.EvalSteps, 0)
+}
 
-	// SFT warm-up.
+func (c *GRPOConfig) checkSFT(v *checker) {
 	if c.SFTEnabled {
-		atLeast("sft_epochs", c.SFTEpochs, 1)
-		positive("sft_learning_rate", c.SFTLearningRate)
-		atLeast("sft_batch_size", c.SFTBatchSize, 1)
-		atLeast("sft_gradient_accumulation_steps", c.SFTGradientAccumulationSteps, 1)
+		v.atLeast("sft_epochs", c.SFTEpochs, 1)
+		v.positive("sft_learning_rate", c.SFTLearningRate)
+		v.atLeast("sft_batch_size", c.SFTBatchSize, 1)
+		v.atLeast("sft_gradient_accumulation_steps", c.SFTGradientAccumulationSteps, 1)
 	}
-	atLeast("sft_max_questions", c.SFTMaxQuestions, 0)
-	return errors.Join(errs...)
+	v.atLeast("sft_max_questions", c.SFTMaxQuestions, 0)
 }
 
 // EnvPrefix starts the environment variables read by ApplyEnv.

@@ -43,92 +43,130 @@ func TrainBPE(texts []string, opts TrainOptions) (*Tokenizer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("train BPE: %w", err)
 	}
-	// Count pre-tokens, as sequences of byte-level symbols.
+	vocab, mergeList := learnMerges(countPreTokens(texts, sp), merges)
+	m, err := newBPE(vocab, mergeList, false)
+	if err != nil {
+		return nil, err
+	}
+	t := &Tokenizer{model: m, splitter: sp, normalizer: nfc, eos: -1, pad: -1, bos: -1, source: "TrainBPE", merges: mergeList}
+	if err := t.addSpecialTokens(opts.AddedTokens, opts.EOS); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// bpeWord is one distinct pre-token while training: its current symbols
+// (byte-level characters, merged as training goes) and how often it occurs.
+type bpeWord struct {
+	syms  []string
+	count int
+}
+
+// countPreTokens cuts the NFC-normalized texts into pre-tokens and returns
+// each distinct one, as byte-level symbols, with its count, sorted by text.
+func countPreTokens(texts []string, sp splitter) []bpeWord {
 	counts := map[string]int{}
 	for _, t := range texts {
 		t = nfc(t)
 		sp.split(t, func(s, e int) { counts[t[s:e]]++ })
-	}
-	type word struct {
-		syms  []string
-		count int
 	}
 	keys := make([]string, 0, len(counts))
 	for k := range counts {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	words := make([]word, len(keys))
+	words := make([]bpeWord, len(keys))
 	for i, k := range keys {
 		syms := make([]string, len(k))
 		for j := 0; j < len(k); j++ {
 			syms[j] = byteChars[k[j]]
 		}
-		words[i] = word{syms, counts[k]}
+		words[i] = bpeWord{syms, counts[k]}
 	}
+	return words
+}
+
+// learnMerges merges the most frequent adjacent pair, up to n times or
+// until no pair occurs twice, and returns the vocabulary (the 256 bytes,
+// then each new merged symbol) and the merges in order.
+func learnMerges(words []bpeWord, n int) (map[string]int32, [][2]string) {
 	vocab := map[string]int32{}
 	for b := 0; b < 256; b++ {
 		vocab[byteChars[b]] = int32(b)
 	}
-	var mergeList [][2]string
-	for len(mergeList) < merges {
-		pairs := map[[2]string]int{}
-		for _, w := range words {
-			for j := 0; j+1 < len(w.syms); j++ {
-				pairs[[2]string{w.syms[j], w.syms[j+1]}] += w.count
-			}
-		}
-		var best [2]string
-		bestN := 0
-		for p, n := range pairs {
-			if n > bestN || n == bestN && p[0]+"\x00"+p[1] < best[0]+"\x00"+best[1] {
-				best, bestN = p, n
-			}
-		}
-		if bestN < 2 {
+	var merges [][2]string
+	for len(merges) < n {
+		best, count := mostFrequentPair(words)
+		if count < 2 {
 			break // nothing repeats any more
 		}
 		merged := best[0] + best[1]
 		if _, dup := vocab[merged]; !dup {
 			vocab[merged] = int32(len(vocab))
 		}
-		mergeList = append(mergeList, best)
+		merges = append(merges, best)
 		for i := range words {
-			s := words[i].syms
-			out := s[:0]
-			for j := 0; j < len(s); j++ {
-				if j+1 < len(s) && s[j] == best[0] && s[j+1] == best[1] {
-					out = append(out, merged)
-					j++
-				} else {
-					out = append(out, s[j])
-				}
-			}
-			words[i].syms = out
+			words[i].syms = applyMerge(words[i].syms, best, merged)
 		}
 	}
-	m, err := newBPE(vocab, mergeList, false)
-	if err != nil {
-		return nil, err
+	return vocab, merges
+}
+
+// mostFrequentPair returns the adjacent pair of symbols occurring most
+// often (ties broken by the pair's text, so training is deterministic) and
+// its count.
+func mostFrequentPair(words []bpeWord) ([2]string, int) {
+	pairs := map[[2]string]int{}
+	for _, w := range words {
+		for j := 0; j+1 < len(w.syms); j++ {
+			pairs[[2]string{w.syms[j], w.syms[j+1]}] += w.count
+		}
 	}
-	t := &Tokenizer{model: m, splitter: sp, normalizer: nfc, eos: -1, pad: -1, bos: -1, source: "TrainBPE"}
-	var added []AddedToken
-	for i, a := range opts.AddedTokens {
-		added = append(added, AddedToken{ID: int32(len(m.tokens) + i), Content: a, Special: true})
+	var best [2]string
+	bestN := 0
+	for p, n := range pairs {
+		if n > bestN || n == bestN && p[0]+"\x00"+p[1] < best[0]+"\x00"+best[1] {
+			best, bestN = p, n
+		}
+	}
+	return best, bestN
+}
+
+// applyMerge replaces, left to right, each occurrence of pair in syms by
+// merged, in place.
+func applyMerge(syms []string, pair [2]string, merged string) []string {
+	out := syms[:0]
+	for j := 0; j < len(syms); j++ {
+		if j+1 < len(syms) && syms[j] == pair[0] && syms[j+1] == pair[1] {
+			out = append(out, merged)
+			j++
+		} else {
+			out = append(out, syms[j])
+		}
+	}
+	return out
+}
+
+// addSpecialTokens appends the added tokens after the model's vocabulary,
+// makes the first one the pad token and eos (when not "") the
+// end-of-sequence token.
+func (t *Tokenizer) addSpecialTokens(contents []string, eos string) error {
+	added := make([]AddedToken, 0, len(contents))
+	for i, a := range contents {
+		added = append(added, AddedToken{ID: int32(len(t.model.tokens) + i), Content: a, Special: true})
 	}
 	t.setAdded(added)
 	if len(added) > 0 {
 		t.pad = added[0].ID
 	}
-	if opts.EOS != "" {
-		id, ok := t.addedByContent[opts.EOS]
+	if eos != "" {
+		id, ok := t.addedByContent[eos]
 		if !ok {
-			return nil, fmt.Errorf("train BPE: EOS %q is not among the added tokens", opts.EOS)
+			return fmt.Errorf("train BPE: EOS %q is not among the added tokens", eos)
 		}
 		t.eos = id
 	}
-	t.merges = mergeList
-	return t, nil
+	return nil
 }
 
 // Save writes tokenizer.json (Hugging Face's format: NFC, a Split

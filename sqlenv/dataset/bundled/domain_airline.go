@@ -30,6 +30,16 @@ var airlineModels = []struct {
 	{"Embraer E190", 100}, {"ATR 72-600", 70}, {"Airbus A350-900", 315},
 }
 
+// airlineSeats is the number of seats of an aircraft model.
+func airlineSeats(model string) int {
+	for _, m := range airlineModels {
+		if m.model == model {
+			return m.seats
+		}
+	}
+	panic("bundled: unknown aircraft model " + model)
+}
+
 var (
 	airlineTiers   = []string{"None", "Silver", "Gold", "Platinum"}
 	airlineClasses = []string{"Economy", "Economy", "Economy", "Economy", "Premium Economy", "Business"}
@@ -37,33 +47,28 @@ var (
 )
 
 func buildAirline(g *gen) []*table {
-	airport := newTable("airport", `
-airport_code TEXT PRIMARY KEY,
-name TEXT NOT NULL,
-city TEXT NOT NULL,
-country TEXT NOT NULL`)
-	for _, a := range airlineAirports {
-		airport.add(a.code, a.name, a.city, a.country)
-	}
-	aircraft := newTable("aircraft", `
-aircraft_id INTEGER PRIMARY KEY,
-registration TEXT NOT NULL UNIQUE,
-model TEXT NOT NULL,
-seats INTEGER NOT NULL,
-year_built INTEGER NOT NULL`)
-	for i, reg := range g.distinct(40, func() string { return fmt.Sprintf("LN-%c%c%c", 'A'+g.intn(26), 'A'+g.intn(26), 'A'+g.intn(26)) }) {
-		m := airlineModels[g.skewed(len(airlineModels))]
-		aircraft.add(i+1, reg, m.model, m.seats, g.between(2005, 2023))
-	}
-	passenger := newTable("passenger", `
-passenger_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-nationality TEXT NOT NULL,
-birth_year INTEGER NOT NULL,
-frequent_flyer_tier TEXT NOT NULL`)
-	for i, name := range g.people(1500) {
-		passenger.add(i+1, name, g.pickSkewed(nationalities), g.between(1945, 2010), g.pickSkewed(airlineTiers))
-	}
+	airport := g.table(tableSpec{name: "airport", rows: len(airlineAirports), columns: []column{
+		{"airport_code TEXT PRIMARY KEY", func(r *row) any { return airlineAirports[r.i].code }},
+		{"name TEXT NOT NULL", func(r *row) any { return airlineAirports[r.i].name }},
+		{"city TEXT NOT NULL", func(r *row) any { return airlineAirports[r.i].city }},
+		{"country TEXT NOT NULL", func(r *row) any { return airlineAirports[r.i].country }},
+	}})
+	registrations := g.distinct(40, func() string { return fmt.Sprintf("LN-%c%c%c", 'A'+g.intn(26), 'A'+g.intn(26), 'A'+g.intn(26)) })
+	aircraft := g.table(tableSpec{name: "aircraft", rows: len(registrations), columns: []column{
+		{"aircraft_id INTEGER PRIMARY KEY", rowID},
+		{"registration TEXT NOT NULL UNIQUE", each(registrations)},
+		{"model TEXT NOT NULL", func(r *row) any { return airlineModels[r.g.skewed(len(airlineModels))].model }},
+		{"seats INTEGER NOT NULL", func(r *row) any { return airlineSeats(r.str("model")) }},
+		{"year_built INTEGER NOT NULL", between(2005, 2023)},
+	}})
+	passengers := g.people(1500)
+	passenger := g.table(tableSpec{name: "passenger", rows: len(passengers), columns: []column{
+		{"passenger_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", each(passengers)},
+		{"nationality TEXT NOT NULL", skewedOneOf(nationalities)},
+		{"birth_year INTEGER NOT NULL", between(1945, 2010)},
+		{"frequent_flyer_tier TEXT NOT NULL", skewedOneOf(airlineTiers)},
+	}})
 	flight := airlineFlights(g)
 	booking := newTable("booking", `
 booking_id INTEGER PRIMARY KEY,

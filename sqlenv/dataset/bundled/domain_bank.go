@@ -16,14 +16,12 @@ var (
 )
 
 func buildBank(g *gen) []*table {
-	branch := newTable("branch", `
-branch_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-city TEXT NOT NULL,
-opened_year INTEGER NOT NULL`)
-	for i, b := range bankBranches {
-		branch.add(i+1, b.name, b.city, g.between(1962, 2015))
-	}
+	branch := g.table(tableSpec{name: "branch", rows: len(bankBranches), columns: []column{
+		{"branch_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", func(r *row) any { return bankBranches[r.i].name }},
+		{"city TEXT NOT NULL", func(r *row) any { return bankBranches[r.i].city }},
+		{"opened_year INTEGER NOT NULL", between(1962, 2015)},
+	}})
 	customer := newTable("customer", `
 customer_id INTEGER PRIMARY KEY,
 name TEXT NOT NULL,
@@ -36,26 +34,29 @@ FOREIGN KEY (branch_id) REFERENCES branch (branch_id)`)
 		b := g.skewed(len(bankBranches))
 		customer.add(i+1, name, g.date("1940-01-01", "2005-12-31"), bankBranches[b].city, g.pick(bankSegments), b+1)
 	}
-	account := newTable("account", `
-account_id INTEGER PRIMARY KEY,
-customer_id INTEGER NOT NULL,
-account_type TEXT NOT NULL,
-opened_date TEXT NOT NULL,
-balance REAL NOT NULL,
-currency TEXT NOT NULL,
-FOREIGN KEY (customer_id) REFERENCES customer (customer_id)`)
-	for i := range 1600 {
-		c := 1 + i%1000
-		if i >= 1000 {
-			c = 1 + g.intn(1000)
-		}
-		typ := g.pick(bankAccounts)
-		scale := map[string]float64{"Checking": 4000, "Savings": 25000, "Business": 60000, "Investment": 90000}[typ]
-		account.add(i+1, c, typ, g.date("2005-01-01", "2023-12-31"), g.money(10, scale), g.pickSkewed([]string{"EUR", "EUR", "EUR", "USD", "GBP"}))
-	}
+	account := g.table(tableSpec{name: "account", rows: 1600, columns: []column{
+		{"account_id INTEGER PRIMARY KEY", rowID},
+		{"customer_id INTEGER NOT NULL", func(r *row) any { // every customer has an account
+			if r.i < customer.len() {
+				return r.i + 1
+			}
+			return 1 + r.g.intn(customer.len())
+		}},
+		{"account_type TEXT NOT NULL", oneOf(bankAccounts...)},
+		{"opened_date TEXT NOT NULL", dateBetween("2005-01-01", "2023-12-31")},
+		{"balance REAL NOT NULL", func(r *row) any {
+			scale := map[string]float64{"Checking": 4000, "Savings": 25000, "Business": 60000, "Investment": 90000}[r.str("account_type")]
+			return r.g.money(10, scale)
+		}},
+		{"currency TEXT NOT NULL", skewedOneOf([]string{"EUR", "EUR", "EUR", "USD", "GBP"})},
+	}, constraints: []string{
+		"FOREIGN KEY (customer_id) REFERENCES customer (customer_id)",
+	}})
 	return []*table{branch, customer, account, bankTransactions(g, account), bankLoans(g, customer)}
 }
 
+// bankTransactions makes the account transactions: card payments to
+// merchants, deposits, cash withdrawals and transfers to people.
 func bankTransactions(g *gen, account *table) *table {
 	tx := newTable("account_transaction", `
 transaction_id INTEGER PRIMARY KEY,
@@ -84,27 +85,25 @@ FOREIGN KEY (account_id) REFERENCES account (account_id)`)
 	return tx
 }
 
+// bankLoans makes the loans, each booked at its customer's branch.
 func bankLoans(g *gen, customer *table) *table {
-	loan := newTable("loan", `
-loan_id INTEGER PRIMARY KEY,
-customer_id INTEGER NOT NULL,
-branch_id INTEGER NOT NULL,
-loan_type TEXT NOT NULL,
-principal REAL NOT NULL,
-interest_rate REAL NOT NULL,
-start_date TEXT NOT NULL,
-term_months INTEGER NOT NULL,
-status TEXT NOT NULL,
-FOREIGN KEY (customer_id) REFERENCES customer (customer_id),
-FOREIGN KEY (branch_id) REFERENCES branch (branch_id)`)
-	for i := range 700 {
-		c := 1 + g.skewed(customer.len())
-		typ := g.pickSkewed(bankLoanTypes)
-		scale := map[string]float64{"Mortgage": 450000, "Car": 35000, "Personal": 15000, "Student": 30000, "Business": 200000}[typ]
-		loan.add(i+1, c, customer.rows[c-1][5], typ, float64(500*int(g.money(scale*0.2, scale)/500)), g.real(1.5, 9.5, 2),
-			g.date("2012-01-01", "2024-03-31"), 12*g.between(1, 30), g.pick(bankStatuses))
-	}
-	return loan
+	return g.table(tableSpec{name: "loan", rows: 700, columns: []column{
+		{"loan_id INTEGER PRIMARY KEY", rowID},
+		{"customer_id INTEGER NOT NULL", refSkewed(customer)},
+		{"branch_id INTEGER NOT NULL", func(r *row) any { return customer.rows[r.int("customer_id")-1][5] }}, // the customer's
+		{"loan_type TEXT NOT NULL", skewedOneOf(bankLoanTypes)},
+		{"principal REAL NOT NULL", func(r *row) any { // in steps of 500
+			scale := map[string]float64{"Mortgage": 450000, "Car": 35000, "Personal": 15000, "Student": 30000, "Business": 200000}[r.str("loan_type")]
+			return float64(500 * int(r.g.money(scale*0.2, scale)/500))
+		}},
+		{"interest_rate REAL NOT NULL", realBetween(1.5, 9.5, 2)},
+		{"start_date TEXT NOT NULL", dateBetween("2012-01-01", "2024-03-31")},
+		{"term_months INTEGER NOT NULL", func(r *row) any { return 12 * r.g.between(1, 30) }},
+		{"status TEXT NOT NULL", oneOf(bankStatuses...)},
+	}, constraints: []string{
+		"FOREIGN KEY (customer_id) REFERENCES customer (customer_id)",
+		"FOREIGN KEY (branch_id) REFERENCES branch (branch_id)",
+	}})
 }
 
 var bankTemplates = []tmpl{

@@ -26,14 +26,12 @@ var (
 )
 
 func buildCarRental(g *gen) []*table {
-	location := newTable("location", `
-location_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-city TEXT NOT NULL,
-address TEXT NOT NULL`)
-	for i, l := range carLocations {
-		location.add(i+1, l.name, l.city, g.address())
-	}
+	location := g.table(tableSpec{name: "location", rows: len(carLocations), columns: []column{
+		{"location_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", func(r *row) any { return carLocations[r.i].name }},
+		{"city TEXT NOT NULL", func(r *row) any { return carLocations[r.i].city }},
+		{"address TEXT NOT NULL", func(r *row) any { return r.g.address() }},
+	}})
 	vehicle := newTable("vehicle", `
 vehicle_id INTEGER PRIMARY KEY,
 plate TEXT NOT NULL UNIQUE,
@@ -51,19 +49,19 @@ FOREIGN KEY (home_location_id) REFERENCES location (location_id)`)
 		m := carModels[g.skewed(len(carModels))]
 		vehicle.add(i+1, plate, m.make, m.model, g.between(2018, 2024), m.category, round(m.rate*(0.9+0.2*g.r.Float64()), 2), 1+g.skewed(len(carLocations)))
 	}
-	customer := newTable("customer", `
-customer_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-license_country TEXT NOT NULL,
-birth_year INTEGER NOT NULL,
-email TEXT NOT NULL`)
-	countries := []string{"Ireland", "United Kingdom", "United States", "Germany", "France", "Spain", "Italy", "Netherlands", "Canada", "Poland"}
-	for i, name := range g.people(900) {
-		customer.add(i+1, name, g.pickSkewed(countries), g.between(1950, 2003), email(name, "inbox.com", g.intn(100)))
-	}
+	names := g.people(900)
+	customer := g.table(tableSpec{name: "customer", rows: len(names), columns: []column{
+		{"customer_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", each(names)},
+		{"license_country TEXT NOT NULL", skewedOneOf([]string{"Ireland", "United Kingdom", "United States", "Germany", "France", "Spain", "Italy", "Netherlands", "Canada", "Poland"})},
+		{"birth_year INTEGER NOT NULL", between(1950, 2003)},
+		{"email TEXT NOT NULL", func(r *row) any { return email(r.str("name"), "inbox.com", r.g.intn(100)) }},
+	}})
 	return []*table{location, vehicle, customer, carRentals(g, vehicle, customer), carMaintenance(g, vehicle)}
 }
 
+// carRentals makes the rentals: picked up at the vehicle's home location,
+// returned elsewhere one time in five.
 func carRentals(g *gen, vehicle, customer *table) *table {
 	rental := newTable("rental", `
 rental_id INTEGER PRIMARY KEY,
@@ -94,6 +92,8 @@ FOREIGN KEY (return_location_id) REFERENCES location (location_id)`)
 	return rental
 }
 
+// carMaintenance makes the vehicles' services, priced around each service's
+// typical cost.
 func carMaintenance(g *gen, vehicle *table) *table {
 	maintenance := newTable("maintenance", `
 maintenance_id INTEGER PRIMARY KEY,

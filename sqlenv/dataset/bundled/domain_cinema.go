@@ -18,34 +18,20 @@ var (
 )
 
 func buildCinema(g *gen) []*table {
-	director := newTable("director", `
-director_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-nationality TEXT NOT NULL,
-birth_year INTEGER NOT NULL`)
-	for i, name := range g.people(50) {
-		director.add(i+1, name, g.pickSkewed(nationalities), g.between(1940, 1992))
-	}
-	movie := newTable("movie", `
-movie_id INTEGER PRIMARY KEY,
-title TEXT NOT NULL,
-director_id INTEGER NOT NULL,
-release_year INTEGER NOT NULL,
-genre TEXT NOT NULL,
-runtime_minutes INTEGER NOT NULL,
-age_rating TEXT NOT NULL,
-FOREIGN KEY (director_id) REFERENCES director (director_id)`)
-	for i, title := range g.distinct(300, g.title) {
-		movie.add(i+1, title, 1+g.skewed(50), g.between(2005, 2024), g.pickSkewed(cinemaGenres), g.between(78, 175), g.pickSkewed(cinemaRatings))
-	}
-	actor := newTable("actor", `
-actor_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-nationality TEXT NOT NULL,
-birth_year INTEGER NOT NULL`)
-	for i, name := range g.people(220) {
-		actor.add(i+1, name, g.pickSkewed(nationalities), g.between(1950, 2008))
-	}
+	director := g.peopleTable("director", 50, 1940, 1992)
+	titles := g.distinct(300, g.title)
+	movie := g.table(tableSpec{name: "movie", rows: len(titles), columns: []column{
+		{"movie_id INTEGER PRIMARY KEY", rowID},
+		{"title TEXT NOT NULL", each(titles)},
+		{"director_id INTEGER NOT NULL", refSkewed(director)},
+		{"release_year INTEGER NOT NULL", between(2005, 2024)},
+		{"genre TEXT NOT NULL", skewedOneOf(cinemaGenres)},
+		{"runtime_minutes INTEGER NOT NULL", between(78, 175)},
+		{"age_rating TEXT NOT NULL", skewedOneOf(cinemaRatings)},
+	}, constraints: []string{
+		"FOREIGN KEY (director_id) REFERENCES director (director_id)",
+	}})
+	actor := g.peopleTable("actor", 220, 1950, 2008)
 	cast := newTable("movie_cast", `
 movie_id INTEGER NOT NULL,
 actor_id INTEGER NOT NULL,
@@ -63,14 +49,12 @@ FOREIGN KEY (actor_id) REFERENCES actor (actor_id)`)
 			}
 		}
 	}
-	cinema := newTable("cinema", `
-cinema_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-city TEXT NOT NULL,
-screens INTEGER NOT NULL`)
-	for i, v := range cinemaVenues {
-		cinema.add(i+1, v.name, v.city, g.between(3, 14))
-	}
+	cinema := g.table(tableSpec{name: "cinema", rows: len(cinemaVenues), columns: []column{
+		{"cinema_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", func(r *row) any { return cinemaVenues[r.i].name }},
+		{"city TEXT NOT NULL", func(r *row) any { return cinemaVenues[r.i].city }},
+		{"screens INTEGER NOT NULL", between(3, 14)},
+	}})
 	screening, ticket := cinemaShows(g, movie, cinema)
 	return []*table{director, movie, actor, cast, cinema, screening, ticket}
 }

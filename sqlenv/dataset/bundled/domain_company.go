@@ -39,32 +39,27 @@ var (
 )
 
 func buildCompany(g *gen) []*table {
-	dept := newTable("department", `
-department_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-location_city TEXT NOT NULL`)
-	for i, d := range companyDepartments {
-		dept.add(i+1, d.name, d.city)
-	}
-	job := newTable("job", `
-job_id INTEGER PRIMARY KEY,
-title TEXT NOT NULL,
-min_salary INTEGER NOT NULL,
-max_salary INTEGER NOT NULL`)
-	for i, j := range companyJobs {
-		job.add(i+1, j.title, j.min, j.max)
-	}
+	dept := g.table(tableSpec{name: "department", rows: len(companyDepartments), columns: []column{
+		{"department_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", func(r *row) any { return companyDepartments[r.i].name }},
+		{"location_city TEXT NOT NULL", func(r *row) any { return companyDepartments[r.i].city }},
+	}})
+	job := g.table(tableSpec{name: "job", rows: len(companyJobs), columns: []column{
+		{"job_id INTEGER PRIMARY KEY", rowID},
+		{"title TEXT NOT NULL", func(r *row) any { return companyJobs[r.i].title }},
+		{"min_salary INTEGER NOT NULL", func(r *row) any { return companyJobs[r.i].min }},
+		{"max_salary INTEGER NOT NULL", func(r *row) any { return companyJobs[r.i].max }},
+	}})
 	employee := companyStaff(g)
-	project := newTable("project", `
-project_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-department_id INTEGER NOT NULL,
-start_date TEXT NOT NULL,
-budget REAL NOT NULL,
-FOREIGN KEY (department_id) REFERENCES department (department_id)`)
-	for i, p := range companyProjects {
-		project.add(i+1, "Project "+p, 1+g.skewed(len(companyDepartments)), g.date("2019-01-01", "2024-03-31"), float64(5000*g.between(10, 300)))
-	}
+	project := g.table(tableSpec{name: "project", rows: len(companyProjects), columns: []column{
+		{"project_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", func(r *row) any { return "Project " + companyProjects[r.i] }},
+		{"department_id INTEGER NOT NULL", refSkewed(dept)},
+		{"start_date TEXT NOT NULL", dateBetween("2019-01-01", "2024-03-31")},
+		{"budget REAL NOT NULL", func(r *row) any { return float64(5000 * r.g.between(10, 300)) }},
+	}, constraints: []string{
+		"FOREIGN KEY (department_id) REFERENCES department (department_id)",
+	}})
 	return []*table{dept, job, employee, project, companyAssignments(g, employee, project), companyReviews(g, employee)}
 }
 
@@ -113,6 +108,8 @@ FOREIGN KEY (manager_id) REFERENCES employee (employee_id)`)
 	return employee
 }
 
+// companyAssignments puts employees (not the CEO) on projects, each pair
+// once.
 func companyAssignments(g *gen, employee, project *table) *table {
 	assignment := newTable("assignment", `
 employee_id INTEGER NOT NULL,
@@ -133,6 +130,8 @@ FOREIGN KEY (project_id) REFERENCES project (project_id)`)
 	return assignment
 }
 
+// companyReviews rates each employee once a year from 2020 to 2023, in the
+// years after their hiring.
 func companyReviews(g *gen, employee *table) *table {
 	review := newTable("performance_review", `
 review_id INTEGER PRIMARY KEY,

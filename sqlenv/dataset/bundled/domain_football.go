@@ -38,28 +38,21 @@ FOREIGN KEY (stadium_id) REFERENCES stadium (stadium_id)`)
 		stadium.add(i+1, c.stadium, c.town, 1000*g.between(8, 60), g.between(1898, 2015))
 		team.add(i+1, c.team, c.town, g.between(1875, 1950), i+1, coaches[i])
 	}
-	player := newTable("player", `
-player_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-team_id INTEGER NOT NULL,
-position TEXT NOT NULL,
-nationality TEXT NOT NULL,
-birth_date TEXT NOT NULL,
-shirt_number INTEGER NOT NULL,
-market_value REAL NOT NULL,
-FOREIGN KEY (team_id) REFERENCES team (team_id)`)
-	squads := map[int][]int{}
-	for i, name := range g.people(16 * 24) {
-		t := 1 + i/24
-		pos := footballPositions[(i%24)*len(footballPositions)/24]
-		player.add(i+1, name, t, pos, g.pickSkewed(nationalities), g.date("1988-01-01", "2005-12-31"), 1+i%24+g.intn(2)*30, g.real(0.3, 45, 1))
-		if pos != "Goalkeeper" {
-			for range map[string]int{"Defender": 1, "Midfielder": 3, "Forward": 6}[pos] {
-				squads[t] = append(squads[t], i+1)
-			}
-		}
-	}
-	game, goal := footballGames(g, team, squads)
+	const squadSize = 24
+	names := g.people(len(footballClubs) * squadSize)
+	player := g.table(tableSpec{name: "player", rows: len(names), columns: []column{
+		{"player_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", each(names)},
+		{"team_id INTEGER NOT NULL", func(r *row) any { return 1 + r.i/squadSize }},
+		{"position TEXT NOT NULL", func(r *row) any { return footballPositions[(r.i%squadSize)*len(footballPositions)/squadSize] }},
+		{"nationality TEXT NOT NULL", skewedOneOf(nationalities)},
+		{"birth_date TEXT NOT NULL", dateBetween("1988-01-01", "2005-12-31")},
+		{"shirt_number INTEGER NOT NULL", func(r *row) any { return 1 + r.i%squadSize + r.g.intn(2)*30 }},
+		{"market_value REAL NOT NULL", realBetween(0.3, 45, 1)},
+	}, constraints: []string{
+		"FOREIGN KEY (team_id) REFERENCES team (team_id)",
+	}})
+	game, goal := footballGames(g, team, footballScorers(player))
 	return []*table{stadium, team, player, game, goal}
 }
 
@@ -113,6 +106,20 @@ FOREIGN KEY (player_id) REFERENCES player (player_id)`)
 		}
 	}
 	return game, goal
+}
+
+// footballScorers lists, per team, its outfield players, each as many times
+// as their position's weight in the choice of a goal's scorer.
+func footballScorers(player *table) map[int][]int {
+	weight := map[string]int{"Defender": 1, "Midfielder": 3, "Forward": 6}
+	squads := map[int][]int{}
+	for i, p := range player.rows {
+		t, pos := p[2].(int), p[3].(string)
+		for range weight[pos] {
+			squads[t] = append(squads[t], i+1)
+		}
+	}
+	return squads
 }
 
 // goals draws a number of goals with the given mean: a binomial over eight

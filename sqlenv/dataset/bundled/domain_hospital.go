@@ -1,5 +1,7 @@
 package bundled
 
+import "slices"
+
 // Hospital: departments, doctors, patients, admissions, medications and
 // prescriptions.
 
@@ -39,57 +41,53 @@ var (
 )
 
 func buildHospital(g *gen) []*table {
-	dept := newTable("department", `
-department_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-floor INTEGER NOT NULL`)
-	doctor := newTable("doctor", `
-doctor_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-department_id INTEGER NOT NULL,
-level TEXT NOT NULL,
-years_experience INTEGER NOT NULL,
-FOREIGN KEY (department_id) REFERENCES department (department_id)`)
-	for i, d := range hospitalDepartments {
-		dept.add(i+1, d.name, d.floor)
-	}
-	docDept := []int{}
-	for i, name := range g.people(90) {
-		d := 1 + g.skewed(len(hospitalDepartments))
-		if i < len(hospitalDepartments) {
-			d = i + 1
-		}
-		lv := g.intn(len(hospitalLevels))
-		doctor.add(i+1, "Dr. "+name, d, hospitalLevels[lv], 1+lv*6+g.intn(8))
-		docDept = append(docDept, d)
-	}
-	patient := newTable("patient", `
-patient_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-sex TEXT NOT NULL,
-birth_date TEXT NOT NULL,
-city TEXT NOT NULL,
-blood_type TEXT NOT NULL,
-insurance_provider TEXT NOT NULL`)
+	dept := g.table(tableSpec{name: "department", rows: len(hospitalDepartments), columns: []column{
+		{"department_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", func(r *row) any { return hospitalDepartments[r.i].name }},
+		{"floor INTEGER NOT NULL", func(r *row) any { return hospitalDepartments[r.i].floor }},
+	}})
+	doctors := g.people(90)
+	doctor := g.table(tableSpec{name: "doctor", rows: len(doctors), columns: []column{
+		{"doctor_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", func(r *row) any { return "Dr. " + doctors[r.i] }},
+		{"department_id INTEGER NOT NULL", func(r *row) any {
+			d := 1 + r.g.skewed(dept.len())
+			if r.i < dept.len() {
+				d = r.i + 1 // every department has a doctor
+			}
+			return d
+		}},
+		{"level TEXT NOT NULL", oneOf(hospitalLevels...)},
+		{"years_experience INTEGER NOT NULL", func(r *row) any { // more at higher levels
+			return 1 + slices.Index(hospitalLevels, r.str("level"))*6 + r.g.intn(8)
+		}},
+	}, constraints: []string{
+		"FOREIGN KEY (department_id) REFERENCES department (department_id)",
+	}})
 	homes := cityNames(16)
-	for i, name := range g.people(1500) {
-		patient.add(i+1, name, []string{"F", "M"}[g.intn(2)], g.date("1935-01-01", "2021-12-31"), g.pickSkewed(homes), g.pickSkewed(hospitalBlood), g.pickSkewed(hospitalInsurance))
-	}
-	med := newTable("medication", `
-medication_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-category TEXT NOT NULL,
-unit_price REAL NOT NULL`)
-	for i, m := range hospitalMedications {
-		med.add(i+1, m.name, m.category, g.money(0.2, 95))
-	}
-	admission, prescription := hospitalStays(g, doctor, docDept)
+	patients := g.people(1500)
+	patient := g.table(tableSpec{name: "patient", rows: len(patients), columns: []column{
+		{"patient_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", each(patients)},
+		{"sex TEXT NOT NULL", oneOf("F", "M")},
+		{"birth_date TEXT NOT NULL", dateBetween("1935-01-01", "2021-12-31")},
+		{"city TEXT NOT NULL", skewedOneOf(homes)},
+		{"blood_type TEXT NOT NULL", skewedOneOf(hospitalBlood)},
+		{"insurance_provider TEXT NOT NULL", skewedOneOf(hospitalInsurance)},
+	}})
+	med := g.table(tableSpec{name: "medication", rows: len(hospitalMedications), columns: []column{
+		{"medication_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", func(r *row) any { return hospitalMedications[r.i].name }},
+		{"category TEXT NOT NULL", func(r *row) any { return hospitalMedications[r.i].category }},
+		{"unit_price REAL NOT NULL", moneyBetween(0.2, 95)},
+	}})
+	admission, prescription := hospitalStays(g, doctor, patient, med)
 	return []*table{dept, doctor, patient, med, admission, prescription}
 }
 
 // hospitalStays makes the admissions (a doctor and a diagnosis of one
 // department) and their prescriptions.
-func hospitalStays(g *gen, doctor *table, docDept []int) (*table, *table) {
+func hospitalStays(g *gen, doctor, patient, med *table) (*table, *table) {
 	admission := newTable("admission", `
 admission_id INTEGER PRIMARY KEY,
 patient_id INTEGER NOT NULL,
@@ -111,12 +109,12 @@ FOREIGN KEY (admission_id) REFERENCES admission (admission_id),
 FOREIGN KEY (medication_id) REFERENCES medication (medication_id)`)
 	for i := range 3000 {
 		doc := 1 + g.skewed(doctor.len())
-		d := hospitalDepartments[docDept[doc-1]-1]
+		d := hospitalDepartments[doctor.rows[doc-1][2].(int)-1]
 		in := g.date("2021-01-01", "2024-06-30")
 		stay := 1 + g.skewed(20)
-		admission.add(i+1, 1+g.intn(1500), doc, in, addDays(in, stay), g.pickSkewed(d.diagnoses), 100*hospitalDepartments[docDept[doc-1]-1].floor+g.between(1, 40), round(g.money(800, 2500)*float64(stay), 2))
+		admission.add(i+1, 1+g.intn(patient.len()), doc, in, addDays(in, stay), g.pickSkewed(d.diagnoses), 100*d.floor+g.between(1, 40), round(g.money(800, 2500)*float64(stay), 2))
 		for range g.between(1, 3) {
-			prescription.add(prescription.len()+1, i+1, 1+g.skewed(len(hospitalMedications)), 50*g.between(1, 20), g.between(1, 14))
+			prescription.add(prescription.len()+1, i+1, 1+g.skewed(med.len()), 50*g.between(1, 20), g.between(1, 14))
 		}
 	}
 	return admission, prescription

@@ -21,62 +21,56 @@ func monthName(col string) string {
 }
 
 func buildLibrary(g *gen) []*table {
-	branch := newTable("branch", `
-branch_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-district TEXT NOT NULL,
-opened_year INTEGER NOT NULL`)
-	for i, b := range libraryBranches {
-		branch.add(i+1, b.name, b.district, g.between(1905, 2015))
-	}
-	author := newTable("author", `
-author_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-nationality TEXT NOT NULL,
-birth_year INTEGER NOT NULL`)
-	for i, name := range g.people(120) {
-		author.add(i+1, name, g.pickSkewed(nationalities), g.between(1890, 1995))
-	}
-	book := newTable("book", `
-book_id INTEGER PRIMARY KEY,
-title TEXT NOT NULL,
-author_id INTEGER NOT NULL,
-genre TEXT NOT NULL,
-publication_year INTEGER NOT NULL,
-pages INTEGER NOT NULL,
-isbn TEXT NOT NULL UNIQUE,
-FOREIGN KEY (author_id) REFERENCES author (author_id)`)
-	for i, title := range g.distinct(600, g.title) {
-		a := 1 + g.skewed(120)
-		born := author.rows[a-1][3].(int)
-		book.add(i+1, title, a, g.pickSkewed(libraryGenres), min(born+g.between(22, 70), 2024), g.between(90, 820), fmt.Sprintf("978-%d-%05d-%03d", g.between(0, 9), g.intn(100000), i))
-	}
-	copies := newTable("book_copy", `
-copy_id INTEGER PRIMARY KEY,
-book_id INTEGER NOT NULL,
-branch_id INTEGER NOT NULL,
-acquired_date TEXT NOT NULL,
-condition TEXT NOT NULL,
-FOREIGN KEY (book_id) REFERENCES book (book_id),
-FOREIGN KEY (branch_id) REFERENCES branch (branch_id)`)
-	for i := range 1400 {
-		b := 1 + i%600
-		if i >= 600 {
-			b = 1 + g.skewed(600)
-		}
-		copies.add(i+1, b, 1+g.skewed(len(libraryBranches)), g.date("2010-01-01", "2023-12-31"), g.pick([]string{"New", "Good", "Good", "Worn", "Damaged"}))
-	}
-	member := newTable("member", `
-member_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-email TEXT NOT NULL,
-membership_type TEXT NOT NULL,
-join_date TEXT NOT NULL,
-home_branch_id INTEGER NOT NULL,
-FOREIGN KEY (home_branch_id) REFERENCES branch (branch_id)`)
-	for i, name := range g.people(800) {
-		member.add(i+1, name, email(name, "mail.com", g.intn(90)), g.pickSkewed(libraryPlans), g.date("2015-01-01", "2023-12-31"), 1+g.skewed(len(libraryBranches)))
-	}
+	branch := g.table(tableSpec{name: "branch", rows: len(libraryBranches), columns: []column{
+		{"branch_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", func(r *row) any { return libraryBranches[r.i].name }},
+		{"district TEXT NOT NULL", func(r *row) any { return libraryBranches[r.i].district }},
+		{"opened_year INTEGER NOT NULL", between(1905, 2015)},
+	}})
+	author := g.peopleTable("author", 120, 1890, 1995)
+	titles := g.distinct(600, g.title)
+	book := g.table(tableSpec{name: "book", rows: len(titles), columns: []column{
+		{"book_id INTEGER PRIMARY KEY", rowID},
+		{"title TEXT NOT NULL", each(titles)},
+		{"author_id INTEGER NOT NULL", refSkewed(author)},
+		{"genre TEXT NOT NULL", skewedOneOf(libraryGenres)},
+		{"publication_year INTEGER NOT NULL", func(r *row) any { // after the author's 22nd birthday
+			born := author.rows[r.int("author_id")-1][3].(int)
+			return min(born+r.g.between(22, 70), 2024)
+		}},
+		{"pages INTEGER NOT NULL", between(90, 820)},
+		{"isbn TEXT NOT NULL UNIQUE", func(r *row) any {
+			return fmt.Sprintf("978-%d-%05d-%03d", r.g.between(0, 9), r.g.intn(100000), r.i)
+		}},
+	}, constraints: []string{
+		"FOREIGN KEY (author_id) REFERENCES author (author_id)",
+	}})
+	copies := g.table(tableSpec{name: "book_copy", rows: 1400, columns: []column{
+		{"copy_id INTEGER PRIMARY KEY", rowID},
+		{"book_id INTEGER NOT NULL", func(r *row) any { // every book has a copy
+			if r.i < book.len() {
+				return r.i + 1
+			}
+			return 1 + r.g.skewed(book.len())
+		}},
+		{"branch_id INTEGER NOT NULL", refSkewed(branch)},
+		{"acquired_date TEXT NOT NULL", dateBetween("2010-01-01", "2023-12-31")},
+		{"condition TEXT NOT NULL", oneOf("New", "Good", "Good", "Worn", "Damaged")},
+	}, constraints: []string{
+		"FOREIGN KEY (book_id) REFERENCES book (book_id)",
+		"FOREIGN KEY (branch_id) REFERENCES branch (branch_id)",
+	}})
+	members := g.people(800)
+	member := g.table(tableSpec{name: "member", rows: len(members), columns: []column{
+		{"member_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", each(members)},
+		{"email TEXT NOT NULL", func(r *row) any { return email(r.str("name"), "mail.com", r.g.intn(90)) }},
+		{"membership_type TEXT NOT NULL", skewedOneOf(libraryPlans)},
+		{"join_date TEXT NOT NULL", dateBetween("2015-01-01", "2023-12-31")},
+		{"home_branch_id INTEGER NOT NULL", refSkewed(branch)},
+	}, constraints: []string{
+		"FOREIGN KEY (home_branch_id) REFERENCES branch (branch_id)",
+	}})
 	return []*table{branch, author, book, copies, member, libraryLoans(g, copies, member)}
 }
 

@@ -50,13 +50,7 @@ func buildHospital(g *gen) []*table {
 	doctor := g.table(tableSpec{name: "doctor", rows: len(doctors), columns: []column{
 		{"doctor_id INTEGER PRIMARY KEY", rowID},
 		{"name TEXT NOT NULL", func(r *row) any { return "Dr. " + doctors[r.i] }},
-		{"department_id INTEGER NOT NULL", func(r *row) any {
-			d := 1 + r.g.skewed(dept.len())
-			if r.i < dept.len() {
-				d = r.i + 1 // every department has a doctor
-			}
-			return d
-		}},
+		{"department_id INTEGER NOT NULL", refEachThenSkewed(dept)},
 		{"level TEXT NOT NULL", oneOf(hospitalLevels...)},
 		{"years_experience INTEGER NOT NULL", func(r *row) any { // more at higher levels
 			return 1 + slices.Index(hospitalLevels, r.str("level"))*6 + r.g.intn(8)

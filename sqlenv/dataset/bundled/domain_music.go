@@ -18,11 +18,6 @@ var (
 )
 
 func buildMusic(g *gen) []*table {
-	artist := newTable("artist", `
-artist_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-country TEXT NOT NULL,
-formed_year INTEGER NOT NULL`)
 	band := func() string {
 		if g.chance(0.5) {
 			return g.person()
@@ -30,9 +25,13 @@ formed_year INTEGER NOT NULL`)
 		return "The " + g.pick(musicWords) + " " + g.pick(musicNouns)
 	}
 	countries := []string{"United States", "United Kingdom", "Sweden", "Canada", "Australia", "Germany", "France", "Norway", "Brazil", "Japan", "South Korea", "Ireland"}
-	for i, name := range g.distinct(80, band) {
-		artist.add(i+1, name, g.pickSkewed(countries), g.between(1965, 2020))
-	}
+	bands := g.distinct(80, band)
+	artist := g.table(tableSpec{name: "artist", rows: len(bands), columns: []column{
+		{"artist_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", each(bands)},
+		{"country TEXT NOT NULL", skewedOneOf(countries)},
+		{"formed_year INTEGER NOT NULL", between(1965, 2020)},
+	}})
 	album := newTable("album", `
 album_id INTEGER PRIMARY KEY,
 title TEXT NOT NULL,
@@ -63,19 +62,17 @@ FOREIGN KEY (album_id) REFERENCES album (album_id)`)
 			track.add(track.len()+1, title, a, n, g.between(125, 420), map[bool]int{true: 1, false: 0}[g.chance(0.2)])
 		}
 	}
-	listener := newTable("listener", `
-listener_id INTEGER PRIMARY KEY,
-username TEXT NOT NULL UNIQUE,
-country TEXT NOT NULL,
-plan TEXT NOT NULL,
-birth_year INTEGER NOT NULL,
-signup_date TEXT NOT NULL`)
 	users := g.distinct(700, func() string {
 		return fmt.Sprintf("%s_%s%d", strings.ToLower(g.pick(firstNames)), strings.ToLower(g.pick(musicNouns)), g.between(1, 99))
 	})
-	for i, u := range users {
-		listener.add(i+1, u, g.pickSkewed(countries), g.pickSkewed(musicPlans), g.between(1960, 2008), g.date("2016-01-01", "2023-12-31"))
-	}
+	listener := g.table(tableSpec{name: "listener", rows: len(users), columns: []column{
+		{"listener_id INTEGER PRIMARY KEY", rowID},
+		{"username TEXT NOT NULL UNIQUE", each(users)},
+		{"country TEXT NOT NULL", skewedOneOf(countries)},
+		{"plan TEXT NOT NULL", skewedOneOf(musicPlans)},
+		{"birth_year INTEGER NOT NULL", between(1960, 2008)},
+		{"signup_date TEXT NOT NULL", dateBetween("2016-01-01", "2023-12-31")},
+	}})
 	return append([]*table{artist, album, track, listener}, musicActivity(g, track, listener)...)
 }
 

@@ -23,27 +23,21 @@ var (
 )
 
 func buildRealEstate(g *gen) []*table {
-	office := newTable("office", `
-office_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-city TEXT NOT NULL`)
-	for i, c := range realEstateCities {
-		office.add(i+1, "Casa Nova "+c.city, c.city)
-	}
-	agent := newTable("agent", `
-agent_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-office_id INTEGER NOT NULL,
-license_year INTEGER NOT NULL,
-commission_rate REAL NOT NULL,
-FOREIGN KEY (office_id) REFERENCES office (office_id)`)
-	for i, name := range g.people(40) {
-		o := 1 + g.skewed(office.len())
-		if i < office.len() {
-			o = i + 1
-		}
-		agent.add(i+1, name, o, g.between(2000, 2022), g.real(1.5, 4, 2))
-	}
+	office := g.table(tableSpec{name: "office", rows: len(realEstateCities), columns: []column{
+		{"office_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", func(r *row) any { return "Casa Nova " + realEstateCities[r.i].city }},
+		{"city TEXT NOT NULL", func(r *row) any { return realEstateCities[r.i].city }},
+	}})
+	agents := g.people(40)
+	agent := g.table(tableSpec{name: "agent", rows: len(agents), columns: []column{
+		{"agent_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", each(agents)},
+		{"office_id INTEGER NOT NULL", refEachThenSkewed(office)},
+		{"license_year INTEGER NOT NULL", between(2000, 2022)},
+		{"commission_rate REAL NOT NULL", realBetween(1.5, 4, 2)},
+	}, constraints: []string{
+		"FOREIGN KEY (office_id) REFERENCES office (office_id)",
+	}})
 	property := newTable("property", `
 property_id INTEGER PRIMARY KEY,
 address TEXT NOT NULL,
@@ -69,14 +63,15 @@ year_built INTEGER NOT NULL`)
 		}
 		property.add(i+1, addr, c.city, g.pickSkewed(c.districts), typ, beds, 1+beds/2, 30+beds*25+g.intn(40), g.between(1890, 2023))
 	}
-	client := newTable("client", `
-client_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-phone TEXT NOT NULL,
-email TEXT NOT NULL`)
-	for i, name := range g.people(700) {
-		client.add(i+1, name, fmt.Sprintf("+351 9%02d %03d %03d", g.intn(100), g.intn(1000), g.intn(1000)), email(name, "mail.pt", g.intn(50)))
-	}
+	clients := g.people(700)
+	client := g.table(tableSpec{name: "client", rows: len(clients), columns: []column{
+		{"client_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", each(clients)},
+		{"phone TEXT NOT NULL", func(r *row) any {
+			return fmt.Sprintf("+351 9%02d %03d %03d", r.g.intn(100), r.g.intn(1000), r.g.intn(1000))
+		}},
+		{"email TEXT NOT NULL", func(r *row) any { return email(r.str("name"), "mail.pt", r.g.intn(50)) }},
+	}})
 	return append([]*table{office, agent, property, client}, realEstateDeals(g, agent, property, client)...)
 }
 

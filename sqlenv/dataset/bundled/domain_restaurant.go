@@ -31,15 +31,14 @@ var restaurantRoles = []struct {
 }
 
 func buildRestaurant(g *gen) []*table {
-	restaurant := newTable("restaurant", `
-restaurant_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-city TEXT NOT NULL,
-opened_date TEXT NOT NULL,
-seats INTEGER NOT NULL`)
-	for i, c := range []string{"Lisbon", "Porto", "Madrid", "Barcelona", "Valencia", "Seville", "Bilbao", "Malaga", "Granada", "Coimbra"} {
-		restaurant.add(i+1, "Casa Verde "+c, c, g.date("2010-01-01", "2022-06-30"), 10*g.between(4, 16))
-	}
+	cities := []string{"Lisbon", "Porto", "Madrid", "Barcelona", "Valencia", "Seville", "Bilbao", "Malaga", "Granada", "Coimbra"}
+	restaurant := g.table(tableSpec{name: "restaurant", rows: len(cities), columns: []column{
+		{"restaurant_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", func(r *row) any { return "Casa Verde " + cities[r.i] }},
+		{"city TEXT NOT NULL", each(cities)},
+		{"opened_date TEXT NOT NULL", dateBetween("2010-01-01", "2022-06-30")},
+		{"seats INTEGER NOT NULL", func(r *row) any { return 10 * r.g.between(4, 16) }},
+	}})
 	employee := newTable("employee", `
 employee_id INTEGER PRIMARY KEY,
 name TEXT NOT NULL,
@@ -117,6 +116,8 @@ FOREIGN KEY (menu_item_id) REFERENCES menu_item (menu_item_id)`)
 	return order, line
 }
 
+// restaurantInspections inspects each restaurant every four to nine months
+// from early 2019.
 func restaurantInspections(g *gen, restaurant *table) *table {
 	inspection := newTable("inspection", `
 inspection_id INTEGER PRIMARY KEY,

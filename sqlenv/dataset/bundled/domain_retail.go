@@ -29,15 +29,13 @@ var (
 )
 
 func buildRetail(g *gen) []*table {
-	store := newTable("store", `
-store_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-city TEXT NOT NULL,
-opened_date TEXT NOT NULL,
-floor_area_sqm INTEGER NOT NULL`)
-	for i, s := range retailStores {
-		store.add(i+1, "Urbanmart "+s[0], s[1], g.date("2008-01-01", "2021-12-31"), 100*g.between(8, 60))
-	}
+	store := g.table(tableSpec{name: "store", rows: len(retailStores), columns: []column{
+		{"store_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", func(r *row) any { return "Urbanmart " + retailStores[r.i][0] }},
+		{"city TEXT NOT NULL", func(r *row) any { return retailStores[r.i][1] }},
+		{"opened_date TEXT NOT NULL", dateBetween("2008-01-01", "2021-12-31")},
+		{"floor_area_sqm INTEGER NOT NULL", func(r *row) any { return 100 * r.g.between(8, 60) }},
+	}})
 	category := newTable("category", `
 category_id INTEGER PRIMARY KEY,
 name TEXT NOT NULL`)
@@ -56,16 +54,15 @@ FOREIGN KEY (category_id) REFERENCES category (category_id)`)
 			}
 		}
 	}
-	customer := newTable("customer", `
-customer_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-email TEXT NOT NULL,
-city TEXT NOT NULL,
-loyalty_member INTEGER NOT NULL,
-signup_date TEXT NOT NULL`)
-	for i, name := range g.people(1200) {
-		customer.add(i+1, name, email(name, "example.com", g.intn(100)), store.rows[g.skewed(store.len())][2], map[bool]int{true: 1, false: 0}[g.chance(0.4)], g.date("2018-01-01", "2023-12-31"))
-	}
+	customers := g.people(1200)
+	customer := g.table(tableSpec{name: "customer", rows: len(customers), columns: []column{
+		{"customer_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", each(customers)},
+		{"email TEXT NOT NULL", func(r *row) any { return email(r.str("name"), "example.com", r.g.intn(100)) }},
+		{"city TEXT NOT NULL", func(r *row) any { return store.rows[r.g.skewed(store.len())][2] }}, // a store's
+		{"loyalty_member INTEGER NOT NULL", flag(0.4)},
+		{"signup_date TEXT NOT NULL", dateBetween("2018-01-01", "2023-12-31")},
+	}})
 	sale := newTable("sale", `
 sale_id INTEGER PRIMARY KEY,
 store_id INTEGER NOT NULL,

@@ -1,6 +1,9 @@
 package bundled
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // University: departments, instructors, courses, students and enrollments.
 
@@ -47,44 +50,37 @@ FOREIGN KEY (department_id) REFERENCES department (department_id)`)
 			course.add(course.len()+1, fmt.Sprintf("%s%d", d.code, level+10*(j%2)+1), title, i+1, g.between(2, 6), level)
 		}
 	}
-	instructor := newTable("instructor", `
-instructor_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-department_id INTEGER NOT NULL,
-rank TEXT NOT NULL,
-salary REAL NOT NULL,
-hire_year INTEGER NOT NULL,
-FOREIGN KEY (department_id) REFERENCES department (department_id)`)
-	byDept := map[int][]int{}
-	for i, name := range g.people(64) {
-		d := 1 + g.skewed(len(universityDepartments))
-		if i < len(universityDepartments) {
-			d = i + 1 // every department has an instructor
-		}
-		r := g.intn(len(universityRanks))
-		instructor.add(i+1, name, d, universityRanks[r], float64(52000+r*14000+g.between(0, 90)*100), g.between(1994, 2023))
-		byDept[d] = append(byDept[d], i+1)
-	}
-	student := newTable("student", `
-student_id INTEGER PRIMARY KEY,
-name TEXT NOT NULL,
-email TEXT NOT NULL,
-major_department_id INTEGER NOT NULL,
-enrollment_year INTEGER NOT NULL,
-home_city TEXT NOT NULL,
-gpa REAL NOT NULL,
-FOREIGN KEY (major_department_id) REFERENCES department (department_id)`)
+	instructors := g.people(64)
+	instructor := g.table(tableSpec{name: "instructor", rows: len(instructors), columns: []column{
+		{"instructor_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", each(instructors)},
+		{"department_id INTEGER NOT NULL", refEachThenSkewed(dept)},
+		{"rank TEXT NOT NULL", oneOf(universityRanks...)},
+		{"salary REAL NOT NULL", func(r *row) any { // higher at higher ranks
+			return float64(52000 + slices.Index(universityRanks, r.str("rank"))*14000 + r.g.between(0, 90)*100)
+		}},
+		{"hire_year INTEGER NOT NULL", between(1994, 2023)},
+	}, constraints: []string{
+		"FOREIGN KEY (department_id) REFERENCES department (department_id)",
+	}})
 	homes := cityNames(24)
-	for i := range 900 {
-		name := g.person()
-		student.add(i+1, name, email(name, "uni.edu", i+1), 1+g.skewed(len(universityDepartments)), g.between(2018, 2023), g.pickSkewed(homes), g.real(2.0, 4.0, 2))
-	}
-	return []*table{dept, instructor, course, student, universityEnrollments(g, course, byDept)}
+	student := g.table(tableSpec{name: "student", rows: 900, columns: []column{
+		{"student_id INTEGER PRIMARY KEY", rowID},
+		{"name TEXT NOT NULL", person},
+		{"email TEXT NOT NULL", func(r *row) any { return email(r.str("name"), "uni.edu", r.i+1) }},
+		{"major_department_id INTEGER NOT NULL", refSkewed(dept)},
+		{"enrollment_year INTEGER NOT NULL", between(2018, 2023)},
+		{"home_city TEXT NOT NULL", skewedOneOf(homes)},
+		{"gpa REAL NOT NULL", realBetween(2.0, 4.0, 2)},
+	}, constraints: []string{
+		"FOREIGN KEY (major_department_id) REFERENCES department (department_id)",
+	}})
+	return []*table{dept, instructor, course, student, universityEnrollments(g, course, instructor, student)}
 }
 
 // universityEnrollments enrolls students in courses, each taught by an
 // instructor of the course's department; popular courses fill up first.
-func universityEnrollments(g *gen, course *table, byDept map[int][]int) *table {
+func universityEnrollments(g *gen, course, instructor, student *table) *table {
 	enrollment := newTable("enrollment", `
 enrollment_id INTEGER PRIMARY KEY,
 student_id INTEGER NOT NULL,
@@ -95,9 +91,14 @@ grade TEXT NOT NULL,
 FOREIGN KEY (student_id) REFERENCES student (student_id),
 FOREIGN KEY (course_id) REFERENCES course (course_id),
 FOREIGN KEY (instructor_id) REFERENCES instructor (instructor_id)`)
+	byDept := map[int][]int{} // instructor ids by department
+	for i, in := range instructor.rows {
+		d := in[2].(int)
+		byDept[d] = append(byDept[d], i+1)
+	}
 	taken := map[[2]int]bool{}
 	for enrollment.len() < 4000 {
-		s, c := 1+g.intn(900), 1+g.skewed(course.len())
+		s, c := 1+g.intn(student.len()), 1+g.skewed(course.len())
 		if taken[[2]int{s, c}] {
 			continue
 		}

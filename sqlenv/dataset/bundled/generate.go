@@ -6,6 +6,12 @@
 //
 // Training and evaluation databases are disjoint, as in Spider. Ensure keeps
 // one generated copy in the user's cache directory.
+//
+// Each domain_*.go file holds one database: its word lists, its tables and
+// its question templates. A table whose rows are independent draws is data
+// (a tableSpec: each column beside the rule that draws it); tables whose
+// rows depend on each other (children per parent, draws retried until
+// unique) are short functions.
 package bundled
 
 import (

@@ -115,8 +115,18 @@ func flag(p float64) rule {
 // refSkewed references a row of t by id, favouring the first rows.
 func refSkewed(t *table) rule { return func(r *row) any { return 1 + r.g.skewed(t.len()) } }
 
-// refUniform references a row of t by id, uniformly.
-func refUniform(t *table) rule { return func(r *row) any { return 1 + r.g.intn(t.len()) } }
+// refEachThenSkewed references the rows of t in turn, once each, then rows
+// of t favouring the first ones, so every row of t is referenced. The
+// skewed draw is made in every row, used or not.
+func refEachThenSkewed(t *table) rule {
+	return func(r *row) any {
+		ref := 1 + r.g.skewed(t.len())
+		if r.i < t.len() {
+			ref = r.i + 1
+		}
+		return ref
+	}
+}
 
 // person draws a full name (namesakes possible; see gen.people for distinct
 // names).

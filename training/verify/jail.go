@@ -421,40 +421,17 @@ func (j *jail) run(ctx context.Context, c jailCommand) RunResult {
 		res.Err = err
 		return res
 	}
-	// The command's stdin, stdout and stderr: pipes whose far ends init
-	// hands to it.
-	p, err := pipes(3)
+	cio, err := newCommandIO(c.stdin, lim.OutputCap)
 	if err != nil {
 		res.Err = err
 		return res
 	}
-	inR, inW, outR, outW, errR, errW := p[0][0], p[0][1], p[1][0], p[1][1], p[2][0], p[2][1]
-	out := &capWriter{limit: lim.OutputCap}
-	errw := &capWriter{limit: lim.OutputCap}
-	var wg sync.WaitGroup
-	wg.Add(3)
-	go func() { defer wg.Done(); _, _ = inW.Write(c.stdin); inW.Close() }()
-	go func() { defer wg.Done(); _, _ = io.Copy(out, outR); outR.Close() }()
-	go func() { defer wg.Done(); _, _ = io.Copy(errw, errR); errR.Close() }()
-
 	start := time.Now()
-	sc, err := j.ctl.SyscallConn()
-	if err == nil {
-		var serr error
-		err = sc.Write(func(fd uintptr) bool {
-			serr = syscall.Sendmsg(int(fd), msg, syscall.UnixRights(int(inR.Fd()), int(outW.Fd()), int(errW.Fd())), nil, 0)
-			return serr != syscall.EAGAIN
-		})
-		if err == nil {
-			err = serr
-		}
-	}
-	inR.Close()
-	outW.Close()
-	errW.Close()
+	err = j.send(msg, cio.inR, cio.outW, cio.errW)
+	cio.closeFarEnds()
 	if err != nil {
 		j.kill()
-		wg.Wait()
+		cio.wait(&res)
 		res.Err = fmt.Errorf("sandbox: send command to init: %w (%s)", err, strings.TrimSpace(j.stderr.buf.String()))
 		return res
 	}
@@ -464,33 +441,98 @@ func (j *jail) run(ctx context.Context, c jailCommand) RunResult {
 	defer stop()
 	guard := time.AfterFunc(c.timeout+5*time.Second, j.kill)
 	defer guard.Stop()
-	var rs response
-	buf := make([]byte, binary.Size(rs))
-	n, rerr := j.ctl.Read(buf)
+	rs, rerr := j.receive()
 	res.Duration = time.Since(start)
-	wg.Wait()
-	res.Stdout, res.StdoutTruncated = out.buf.Bytes(), out.truncated
-	res.Stderr, res.StderrTruncated = errw.buf.Bytes(), errw.truncated
-	if rerr != nil || n != len(buf) {
-		res.TimedOut = ctx.Err() != nil
-		res.Err = fmt.Errorf("sandbox: init ended: %v %s", rerr, strings.TrimSpace(j.stderr.buf.String()))
-		if ctx.Err() != nil {
-			res.Err = fmt.Errorf("sandbox: %w", ctx.Err())
-		}
-		return res
-	}
-	_ = binary.Read(bytes.NewReader(buf), binary.NativeEndian, &rs)
-	if rs.Err != 0 {
-		res.Err = fmt.Errorf("sandbox: start %s: %w", c.argv[0], syscall.Errno(rs.Err))
-		return res
-	}
-	res.TimedOut = rs.TimedOut != 0
-	ws := syscall.WaitStatus(rs.Status)
+	cio.wait(&res)
 	switch {
-	case ws.Signaled():
-		res.ExitCode, res.Signal = -1, ws.Signal().String()
+	case ctx.Err() != nil && rerr != nil:
+		res.TimedOut, res.Err = true, fmt.Errorf("sandbox: %w", ctx.Err())
+	case rerr != nil:
+		res.Err = fmt.Errorf("sandbox: init ended: %v %s", rerr, strings.TrimSpace(j.stderr.buf.String()))
+	case rs.Err != 0:
+		res.Err = fmt.Errorf("sandbox: start %s: %w", c.argv[0], syscall.Errno(rs.Err))
 	default:
-		res.ExitCode = ws.ExitStatus()
+		res.TimedOut = rs.TimedOut != 0
+		ws := syscall.WaitStatus(rs.Status)
+		if ws.Signaled() {
+			res.ExitCode, res.Signal = -1, ws.Signal().String()
+		} else {
+			res.ExitCode = ws.ExitStatus()
+		}
 	}
 	return res
+}
+
+// commandIO is a command's stdin, stdout and stderr: pipes whose far ends
+// (inR, outW, errW) init hands to the command, fed and drained here.
+type commandIO struct {
+	inR, outW, errW *os.File
+	out, errw       *capWriter
+	wg              sync.WaitGroup
+}
+
+// newCommandIO makes the pipes and starts writing stdin and reading the
+// outputs, each kept up to capBytes.
+func newCommandIO(stdin []byte, capBytes int) (*commandIO, error) {
+	p, err := pipes(3)
+	if err != nil {
+		return nil, err
+	}
+	inW, outR, errR := p[0][1], p[1][0], p[2][0]
+	cio := &commandIO{inR: p[0][0], outW: p[1][1], errW: p[2][1], out: &capWriter{limit: capBytes}, errw: &capWriter{limit: capBytes}}
+	cio.wg.Add(3)
+	go func() { defer cio.wg.Done(); _, _ = inW.Write(stdin); inW.Close() }()
+	go func() { defer cio.wg.Done(); _, _ = io.Copy(cio.out, outR); outR.Close() }()
+	go func() { defer cio.wg.Done(); _, _ = io.Copy(cio.errw, errR); errR.Close() }()
+	return cio, nil
+}
+
+// closeFarEnds closes this process's copies of the ends init was sent, so
+// that the outputs end when the command's do.
+func (cio *commandIO) closeFarEnds() {
+	cio.inR.Close()
+	cio.outW.Close()
+	cio.errW.Close()
+}
+
+// wait waits for stdin to be written and the outputs to end, and puts the
+// outputs in res.
+func (cio *commandIO) wait(res *RunResult) {
+	cio.wg.Wait()
+	res.Stdout, res.StdoutTruncated = cio.out.buf.Bytes(), cio.out.truncated
+	res.Stderr, res.StderrTruncated = cio.errw.buf.Bytes(), cio.errw.truncated
+}
+
+// send sends init a command message with the command's stdin, stdout and
+// stderr descriptors.
+func (j *jail) send(msg []byte, stdin, stdout, stderr *os.File) error {
+	sc, err := j.ctl.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	err = sc.Write(func(fd uintptr) bool {
+		serr = syscall.Sendmsg(int(fd), msg, syscall.UnixRights(int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd())), nil, 0)
+		return serr != syscall.EAGAIN
+	})
+	if err != nil {
+		return err
+	}
+	return serr
+}
+
+// receive reads init's response to the command sent; an error means init
+// (and the jail) ended.
+func (j *jail) receive() (response, error) {
+	var rs response
+	buf := make([]byte, binary.Size(rs))
+	n, err := j.ctl.Read(buf)
+	if err == nil && n != len(buf) {
+		err = fmt.Errorf("short response (%d of %d bytes)", n, len(buf))
+	}
+	if err != nil {
+		return rs, err
+	}
+	err = binary.Read(bytes.NewReader(buf), binary.NativeEndian, &rs)
+	return rs, err
 }

@@ -445,15 +445,42 @@ type TrainStepResult struct {
 // AdamW (the BenchmarkTrainStep graph of training/qwen3 at this shape). The
 // weights and moments are donated to the step, so the device holds one copy.
 func benchTrainStep(o Options, m *qwen3.Model, r *Report) error {
-	cfg := m.Config
+	step := trainStepExec(m)
+	r.Notes = append(r.Notes, "loss: mean next-token NLL over all tokens; AdamW with float32 moments and global-norm clipping 1.0; "+
+		"float32 master weights (the forward and backward in the model's dtype); weights and moments donated")
+	for _, b := range o.Batches {
+		if r.outOfTime() {
+			r.Notes = append(r.Notes, fmt.Sprintf("batch %d skipped: -max_seconds reached", b))
+			continue
+		}
+		res, weights, err := benchTrainBatch(o, m, step, b)
+		if err != nil {
+			return err
+		}
+		r.add(res)
+		fmt.Fprintf(os.Stderr, "train step batch %d × %d: %.3f s (%.0f tokens/s; first step %.1f s), loss %.4f → %.4f\n",
+			b, o.Seq, res.StepSecs, res.TokensPerSec, res.FirstStep, res.Losses[0], res.Losses[len(res.Losses)-1])
+		if m.DType == dtypes.Float32 { // the model's own weights were donated: keep them valid for the next batch size
+			if err := m.SetWeights(weights); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// trainStepExec compiles one training step: the mean next-token NLL, its
+// gradient and an AdamW update. Its inputs are the weights, both moments,
+// then ids, mask, positions, the step number and the learning rate; its
+// outputs the loss, the new weights and moments, and the gradient norm.
+// The step keeps float32 weights; a half-precision model computes the
+// forward and backward on them rounded to its dtype (mixed precision, as
+// training.Learner does), and the gradients reach the float32 weights
+// through the conversion.
+func trainStepExec(m *qwen3.Model) *Exec {
+	cfg, dtype := m.Config, m.DType
 	n := len(cfg.Weights())
-	backend := m.Backend()
-	// The step keeps float32 weights; a half-precision model computes the
-	// forward and backward on them rounded to its dtype (mixed precision,
-	// as training.Learner does), and the gradients reach the float32
-	// weights through the conversion.
-	dtype := m.DType
-	step := MustNewExec(backend, func(g *Graph, in []*Node) []*Node {
+	return MustNewExec(m.Backend(), func(g *Graph, in []*Node) []*Node {
 		w, mo, ve := in[:n], in[n:2*n], in[2*n:3*n]
 		ids, mask, pos, stepN, lr := in[3*n], in[3*n+1], in[3*n+2], in[3*n+3], in[3*n+4]
 		compute := w
@@ -469,76 +496,69 @@ func benchTrainStep(o Options, m *qwen3.Model, r *Report) error {
 		nw, nm, nv, norm := optim.AdamWStep(optim.AdamWConfig{MaxGradNorm: 1}, w, grads, mo, ve, stepN, lr)
 		return append(append(append(append([]*Node{loss}, nw...), nm...), nv...), norm)
 	})
-	r.Notes = append(r.Notes, "loss: mean next-token NLL over all tokens; AdamW with float32 moments and global-norm clipping 1.0; "+
-		"float32 master weights (the forward and backward in the model's dtype); weights and moments donated")
-	for _, b := range o.Batches {
-		if r.outOfTime() {
-			r.Notes = append(r.Notes, fmt.Sprintf("batch %d skipped: -max_seconds reached", b))
-			continue
-		}
-		seqs := make([][]int32, b)
-		for i := range seqs {
-			seqs[i] = make([]int32, o.Seq)
-			for j := range seqs[i] {
-				seqs[i][j] = int32((i*131 + j*17 + 5) % cfg.VocabSize)
-			}
-		}
-		batch := qwen3.PadRight(seqs, 0, 0)
-		weights, err := float32Weights(backend, m.Weights())
-		if err != nil {
-			return err
-		}
-		moments := make([]*tensors.Tensor, 0, 2*n)
-		for k := 0; k < 2; k++ {
-			for _, spec := range cfg.Weights() {
-				moments = append(moments, tensors.FromShape(shapes.Make(dtypes.Float32, spec.Shape...)))
-			}
-		}
-		res := TrainStepResult{Batch: b, Seq: o.Seq, Tokens: b * o.Seq}
-		one := func(i int) (float64, error) {
-			args := make([]any, 0, 3*n+5)
-			for _, t := range slices.Concat(weights, moments) {
-				d, err := DonateTensorBuffer(t, backend, 0)
-				if err != nil {
-					return 0, err
-				}
-				args = append(args, d)
-			}
-			args = append(args, batch.IDs, batch.Mask, batch.Positions, tensors.FromScalar(float32(i+1)), tensors.FromScalar(float32(1e-4)))
-			t0 := time.Now()
-			out, err := step.Call(args...)
-			if err != nil {
-				return 0, fmt.Errorf("train step batch %d: %w", b, err)
-			}
-			loss := float64(tensors.MustCopyFlatData[float32](out[0])[0]) // waits for the step
-			secs := time.Since(t0).Seconds()
-			weights, moments = out[1:1+n], out[1+n:1+3*n]
-			res.Losses = append(res.Losses, loss)
-			res.GradNorms = append(res.GradNorms, float64(tensors.MustCopyFlatData[float32](out[1+3*n])[0]))
-			return secs, nil
-		}
-		if res.FirstStep, err = one(0); err != nil {
-			return err
-		}
-		for k := 0; k < o.Reps; k++ {
-			t, err := one(k + 1)
-			if err != nil {
-				return err
-			}
-			res.StepAll = append(res.StepAll, t)
-		}
-		res.StepSecs = median(res.StepAll)
-		res.TokensPerSec = float64(res.Tokens) / res.StepSecs
-		r.add(res)
-		fmt.Fprintf(os.Stderr, "train step batch %d × %d: %.3f s (%.0f tokens/s; first step %.1f s), loss %.4f → %.4f\n",
-			b, o.Seq, res.StepSecs, res.TokensPerSec, res.FirstStep, res.Losses[0], res.Losses[len(res.Losses)-1])
-		if dtype == dtypes.Float32 { // the model's own weights were donated: keep them valid for the next batch size
-			if err := m.SetWeights(weights); err != nil {
-				return err
-			}
+}
+
+// benchTrainBatch times o.Reps training steps (after a first, compiling
+// one) on a fixed synthetic batch of b sequences of o.Seq tokens, from the
+// model's weights and zero moments. It returns the result and the trained
+// weights.
+func benchTrainBatch(o Options, m *qwen3.Model, step *Exec, b int) (TrainStepResult, []*tensors.Tensor, error) {
+	cfg, backend := m.Config, m.Backend()
+	n := len(cfg.Weights())
+	res := TrainStepResult{Batch: b, Seq: o.Seq, Tokens: b * o.Seq}
+	seqs := make([][]int32, b)
+	for i := range seqs {
+		seqs[i] = make([]int32, o.Seq)
+		for j := range seqs[i] {
+			seqs[i][j] = int32((i*131 + j*17 + 5) % cfg.VocabSize)
 		}
 	}
-	return nil
+	batch := qwen3.PadRight(seqs, 0, 0)
+	weights, err := float32Weights(backend, m.Weights())
+	if err != nil {
+		return res, nil, err
+	}
+	moments := make([]*tensors.Tensor, 0, 2*n)
+	for range 2 {
+		for _, spec := range cfg.Weights() {
+			moments = append(moments, tensors.FromShape(shapes.Make(dtypes.Float32, spec.Shape...)))
+		}
+	}
+	one := func(i int) (float64, error) {
+		args := make([]any, 0, 3*n+5)
+		for _, t := range slices.Concat(weights, moments) {
+			d, err := DonateTensorBuffer(t, backend, 0)
+			if err != nil {
+				return 0, err
+			}
+			args = append(args, d)
+		}
+		args = append(args, batch.IDs, batch.Mask, batch.Positions, tensors.FromScalar(float32(i+1)), tensors.FromScalar(float32(1e-4)))
+		t0 := time.Now()
+		out, err := step.Call(args...)
+		if err != nil {
+			return 0, fmt.Errorf("train step batch %d: %w", b, err)
+		}
+		loss := float64(tensors.MustCopyFlatData[float32](out[0])[0]) // waits for the step
+		secs := time.Since(t0).Seconds()
+		weights, moments = out[1:1+n], out[1+n:1+3*n]
+		res.Losses = append(res.Losses, loss)
+		res.GradNorms = append(res.GradNorms, float64(tensors.MustCopyFlatData[float32](out[1+3*n])[0]))
+		return secs, nil
+	}
+	if res.FirstStep, err = one(0); err != nil {
+		return res, nil, err
+	}
+	for k := range o.Reps {
+		t, err := one(k + 1)
+		if err != nil {
+			return res, nil, err
+		}
+		res.StepAll = append(res.StepAll, t)
+	}
+	res.StepSecs = median(res.StepAll)
+	res.TokensPerSec = float64(res.Tokens) / res.StepSecs
+	return res, weights, nil
 }
 
 // float32Weights returns the weights themselves when they are float32, or
@@ -574,45 +594,18 @@ func benchGRPO(ctx context.Context, o Options, r *Report) error {
 		out = dir
 	}
 	dtype, _ := parseDType(r.DType, nil) // resolved by run
-	cfg := training.DefaultGRPOConfig()
-	cfg.ModelName, cfg.Backend, cfg.OutputDir, cfg.Seed = training.TinyModelName, o.Backend, out, int64(o.Seed)
-	cfg.Precision = map[dtypes.DType]string{dtypes.BFloat16: "bfloat16", dtypes.Float32: "float32"}[dtype]
-	episodes := o.GRPO.Questions * o.GRPO.Generations
-	micro := o.GRPO.MicroBatch
-	if micro <= 0 || episodes%micro != 0 {
-		return fmt.Errorf("-micro_batch %d must divide questions × generations = %d", micro, episodes)
-	}
-	cfg.NumGenerations, cfg.PerDeviceTrainBatchSize, cfg.GradientAccumulationSteps = o.GRPO.Generations, micro, episodes/micro
-	cfg.MaxSteps, cfg.LoggingSteps, cfg.SaveSteps = o.GRPO.Steps, 1, 0
-	cfg.MaxNewTokens, cfg.MaxCompletionLength, cfg.StepBudget = o.GRPO.MaxNewTokens, o.GRPO.MaxCompletion, o.GRPO.StepBudget
-	cfg.LengthBucket, cfg.LearningRate = o.GRPO.LengthBucket, 1e-5
-	cfg.SFTEnabled = false
-	if err := cfg.Validate(); err != nil {
+	cfg, err := grpoBenchConfig(o, dtype, out)
+	if err != nil {
 		return err
 	}
+	episodes, micro := cfg.PerDeviceTrainBatchSize*cfg.GradientAccumulationSteps, cfg.PerDeviceTrainBatchSize
 	p, err := training.NewPipeline(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
-	if o.Shape != "tiny" { // the tiny preset's tokenizer with a bigger model of its vocabulary
-		mcfg, err := shapeConfig(o.Shape, p.Model.Config.VocabSize)
-		if err != nil {
-			return err
-		}
-		w, err := qwen3.RandomWeights(mcfg, o.Seed, dtype)
-		if err != nil {
-			return err
-		}
-		if p.Model, err = qwen3.New(p.Backend, w); err != nil {
-			return err
-		}
-		if p.Roller, err = training.NewRoller(p.Model, p.Tokenizer, p.NewEnv, p.RolloutConfig()); err != nil {
-			return err
-		}
-		r.Notes = append(r.Notes, fmt.Sprintf("model: %s layers with the tiny preset's vocabulary (%d tokens), random weights", o.Shape, mcfg.VocabSize))
-	} else {
-		r.Notes = append(r.Notes, "model: the tiny preset (training.TinyModelConfig), random weights")
+	if err := useShape(o, p, dtype, r); err != nil {
+		return err
 	}
 	r.Config, r.Params = p.Model.Config, p.Model.Config.NumParameters()
 	r.ParamBytes = r.Params * int64(dtype.Size())
@@ -641,6 +634,50 @@ func benchGRPO(ctx context.Context, o Options, r *Report) error {
 		fmt.Fprintf(os.Stderr, "GRPO step %d: %.2f s (rollout %.2f: generation %.2f, environment %.2f; loss+backward+update %.2f), %g generated tokens/s, reward %.3f\n",
 			s+1, m["step_time"], m["time/rollout"], m["time/generation"], m["time/environment"], m["time/loss_backward"], m["tokens/s"], m["reward"])
 	}
+	return nil
+}
+
+// grpoBenchConfig is the GRPO configuration of the benchmark: the tiny
+// preset, o's group and batch sizes and lengths, no SFT, no checkpoints.
+func grpoBenchConfig(o Options, dtype dtypes.DType, out string) (training.GRPOConfig, error) {
+	cfg := training.DefaultGRPOConfig()
+	cfg.ModelName, cfg.Backend, cfg.OutputDir, cfg.Seed = training.TinyModelName, o.Backend, out, int64(o.Seed)
+	cfg.Precision = map[dtypes.DType]string{dtypes.BFloat16: "bfloat16", dtypes.Float32: "float32"}[dtype]
+	episodes := o.GRPO.Questions * o.GRPO.Generations
+	micro := o.GRPO.MicroBatch
+	if micro <= 0 || episodes%micro != 0 {
+		return cfg, fmt.Errorf("-micro_batch %d must divide questions × generations = %d", micro, episodes)
+	}
+	cfg.NumGenerations, cfg.PerDeviceTrainBatchSize, cfg.GradientAccumulationSteps = o.GRPO.Generations, micro, episodes/micro
+	cfg.MaxSteps, cfg.LoggingSteps, cfg.SaveSteps = o.GRPO.Steps, 1, 0
+	cfg.MaxNewTokens, cfg.MaxCompletionLength, cfg.StepBudget = o.GRPO.MaxNewTokens, o.GRPO.MaxCompletion, o.GRPO.StepBudget
+	cfg.LengthBucket, cfg.LearningRate = o.GRPO.LengthBucket, 1e-5
+	cfg.SFTEnabled = false
+	return cfg, cfg.Validate()
+}
+
+// useShape puts a model of shape o.Shape (random weights, the tiny preset's
+// vocabulary) into the pipeline, unless the shape is the tiny preset itself.
+func useShape(o Options, p *training.Pipeline, dtype dtypes.DType, r *Report) error {
+	if o.Shape == "tiny" {
+		r.Notes = append(r.Notes, "model: the tiny preset (training.TinyModelConfig), random weights")
+		return nil
+	}
+	mcfg, err := shapeConfig(o.Shape, p.Model.Config.VocabSize)
+	if err != nil {
+		return err
+	}
+	w, err := qwen3.RandomWeights(mcfg, o.Seed, dtype)
+	if err != nil {
+		return err
+	}
+	if p.Model, err = qwen3.New(p.Backend, w); err != nil {
+		return err
+	}
+	if p.Roller, err = training.NewRoller(p.Model, p.Tokenizer, p.NewEnv, p.RolloutConfig()); err != nil {
+		return err
+	}
+	r.Notes = append(r.Notes, fmt.Sprintf("model: %s layers with the tiny preset's vocabulary (%d tokens), random weights", o.Shape, mcfg.VocabSize))
 	return nil
 }
 

@@ -20,20 +20,40 @@ from nbclient.exceptions import CellExecutionError
 
 
 def titles(nb):
-    """Names each code cell: the last heading above it, else its first comment."""
-    names, heading = {}, ""
+    """Names each code cell: the markdown just above it (its heading, else its
+    first phrase), else the cell's first comment, else its first line of code."""
+    names, above = {}, ""
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
-            for line in cell.source.splitlines():
-                if line.startswith("#"):
-                    heading = line.lstrip("#").strip()
-                    break
+            above = markdown_label(cell.source)
             continue
         if cell.cell_type != "code":
             continue
         comment = next((l.strip()[2:].strip() for l in cell.source.splitlines() if l.strip().startswith("//")), "")
-        names[i], heading = heading or comment or cell.source.strip().splitlines()[0][:50], ""
+        names[i], above = above or comment or first_code_line(cell.source), ""
     return names
+
+
+def markdown_label(source):
+    """A markdown cell's heading, else its first phrase (up to ':' or '.')."""
+    lines = [l.strip() for l in source.splitlines() if l.strip()]
+    if not lines:
+        return ""
+    heading = next((l for l in lines if l.startswith("#")), "")
+    if heading:
+        return heading.lstrip("#").strip()
+    return re.split(r"[:.](\s|$)", lines[0], maxsplit=1)[0].strip("` ")
+
+
+def first_code_line(source):
+    """The first line of Go code, past GoNB's magics (%%, %noautoget, …) and
+    import declarations."""
+    code = re.sub(r"(?ms)^import\s*\(.*?^\)", "", source)
+    for line in code.splitlines():
+        s = line.strip()
+        if s and not s.startswith(("%", "!", "import ")):
+            return s
+    return source.strip().splitlines()[0] if source.strip() else ""
 
 
 def error_text(cell):

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -94,180 +93,12 @@ func (v *ExecutionVerifier) WithTests(tests []TestCase) *ExecutionVerifier {
 	return &c
 }
 
-// Option configures an ExecutionVerifier.
-type Option func(*ExecutionVerifier)
-
-// WithCompiler sets the compiler: a name looked up in /usr/bin, /bin,
-// /usr/sbin, /sbin and then $PATH, or an absolute path.
-func WithCompiler(c string) Option { return func(v *ExecutionVerifier) { v.Compiler = c } }
-
-// WithFlags replaces the compiler flags.
-func WithFlags(f ...string) Option { return func(v *ExecutionVerifier) { v.Flags = f } }
-
-// WithTestCases sets the verifier's own test cases (the slice is copied).
-func WithTestCases(tests []TestCase) Option {
-	return func(v *ExecutionVerifier) { v.TestCases = append([]TestCase(nil), tests...) }
-}
-
-// WithMatch sets how stdout is compared with the expected output.
-func WithMatch(m MatchMode) Option { return func(v *ExecutionVerifier) { v.Match = m } }
-
-// WithNumericTolerance sets MatchNumeric's absolute and relative tolerances.
-func WithNumericTolerance(abs, rel float64) Option {
-	return func(v *ExecutionVerifier) { v.NumericAbsTol, v.NumericRelTol = abs, rel }
-}
-
-// WithPartialCredit selects the reward with tests: 0.5 + 0.5 × pass rate
-// (true, the default) or 1.0 only when every test passes, else 0.5 (false).
-func WithPartialCredit(b bool) Option { return func(v *ExecutionVerifier) { v.PartialCredit = b } }
-
-// WithRunTimeout sets the wall-clock and CPU limit of one test run (default
-// 5 s); a TestCase's own Timeout takes precedence.
-func WithRunTimeout(d time.Duration) Option { return func(v *ExecutionVerifier) { v.RunTimeout = d } }
-
-// WithCompileTimeout sets the wall-clock and CPU limit of the compilation
-// (default 30 s). A compilation that runs out of time scores 0 like any
-// compile failure.
-func WithCompileTimeout(d time.Duration) Option {
-	return func(v *ExecutionVerifier) { v.CompileTimeout = d }
-}
-
-// WithMaxWorkers sets how many test cases of one Verify run concurrently
-// (default 1). Parallelism across candidates is VerifyBatch's maxWorkers.
-func WithMaxWorkers(n int) Option { return func(v *ExecutionVerifier) { v.MaxWorkers = n } }
-
-// WithCacheDir caches compiled binaries in d, keyed by the hash of compiler,
-// flags and code, so that a candidate seen before is not compiled again.
-// d is created mode 0700 and its files are the caller's only (0600/0700):
-// candidates never see the cache, they get a copy of their own binary.
-func WithCacheDir(d string) Option { return func(v *ExecutionVerifier) { v.CacheDir = d } }
-
-// WithRunLimits replaces the sandbox limits of test runs (default RunLimits);
-// CPUTime is always set from the run timeout.
-func WithRunLimits(l Limits) Option { return func(v *ExecutionVerifier) { v.RunLimits = &l } }
-
-// WithoutSandbox turns the sandbox's isolation off for compilation and test
-// runs: no prlimit resource limits, no privilege drop, no namespaces. Runs keep
-// the same timeouts, the clean environment, the process-group kill and the
-// output caps. It is meant for trusted code and for measuring the sandbox's
-// cost only; never use it on model-written code (as root the program would
-// run as root). Metadata["sandbox"] records false.
-func WithoutSandbox() Option { return func(v *ExecutionVerifier) { v.NoSandbox = true } }
-
-func newExec(compiler string, tests []TestCase, opts []Option) *ExecutionVerifier {
-	v := &ExecutionVerifier{
-		Compiler: compiler, Flags: []string{"-O2", "-Wall", "-std=c++17"}, TestCases: tests,
-		CompileTimeout: 30 * time.Second, RunTimeout: 5 * time.Second, MaxWorkers: 1,
-		Match: MatchExact, PartialCredit: true,
-	}
-	for _, o := range opts {
-		o(v)
-	}
-	return v
-}
-
-// NewGCCExecutionVerifier uses g++ -O2 -Wall -std=c++17.
-func NewGCCExecutionVerifier(tests []TestCase, opts ...Option) *ExecutionVerifier {
-	return newExec("g++", tests, opts)
-}
-
-// NewClangExecutionVerifier uses clang++ -O2 -Wall -std=c++17. If clang++ is
-// not installed, Verify returns an error Result saying so.
-func NewClangExecutionVerifier(tests []TestCase, opts ...Option) *ExecutionVerifier {
-	return newExec("clang++", tests, opts)
-}
-
-// MinGWCompiler is the cross compiler of NewMinGWExecutionVerifier; Debian and
-// Ubuntu install it with the package g++-mingw-w64-x86-64.
-const MinGWCompiler = "x86_64-w64-mingw32-g++"
-
-// NewMinGWExecutionVerifier cross-compiles for Windows with
-// x86_64-w64-mingw32-g++ -O2 -Wall -static. The result cannot run here, so it
-// is compile-only: test cases are skipped (Metadata["tests_skipped"] says
-// why) and the reward is 0.5 when the code compiles cleanly, 0.3 with
-// warnings and 0 when it does not compile. When the cross compiler is not
-// installed Verify returns reward 0 with an Error naming the binary and the
-// Debian package that provides it.
-func NewMinGWExecutionVerifier(opts ...Option) *ExecutionVerifier {
-	v := &ExecutionVerifier{
-		Compiler: MinGWCompiler, Flags: []string{"-O2", "-Wall", "-static"},
-		CompileTimeout: 30 * time.Second, RunTimeout: 5 * time.Second, MaxWorkers: 1,
-		Match: MatchExact, PartialCredit: true,
-		CompileOnly: true, CompileOnlyReason: "target is Windows (MinGW cross-compilation): the binary cannot run here, tests are skipped",
-	}
-	for _, o := range opts {
-		o(v)
-	}
-	return v
-}
-
-// compilerPackages names the Debian/Ubuntu package that provides a compiler.
-var compilerPackages = map[string]string{
-	"g++":                    "g++",
-	"gcc":                    "gcc",
-	"clang++":                "clang",
-	"clang":                  "clang",
-	MinGWCompiler:            "g++-mingw-w64-x86-64",
-	"x86_64-w64-mingw32-gcc": "gcc-mingw-w64-x86-64",
-}
-
-func missingCompiler(c string) string {
-	msg := fmt.Sprintf("compiler %q is not installed", c)
-	if pkg := compilerPackages[filepath.Base(c)]; pkg != "" {
-		msg += fmt.Sprintf(" (Debian/Ubuntu package: %s; apt-get install %s)", pkg, pkg)
-	}
-	return msg
-}
-
-// CompileVerifier only compiles: 0.0 on failure, 0.3 with warnings, 0.5 clean.
-type CompileVerifier struct {
-	Compiler       string        // default g++
-	Flags          []string      // nil: -O2 -Wall -std=c++17
-	CompileTimeout time.Duration // 0: 30 s
-}
-
-// Verify implements Verifier.
-func (c CompileVerifier) Verify(ctx context.Context, code string) Result {
-	v := newExec(c.Compiler, nil, nil)
-	if c.Compiler == "" {
-		v.Compiler = "g++"
-	}
-	if c.Flags != nil {
-		v.Flags = c.Flags
-	}
-	if c.CompileTimeout > 0 {
-		v.CompileTimeout = c.CompileTimeout
-	}
-	v.CompileOnly = true
-	return v.Verify(ctx, code)
-}
-
+// capStr is b as text, cut to n bytes with a marker when longer.
 func capStr(b []byte, n int) string {
 	if len(b) > n {
 		return string(b[:n]) + "…[truncated]"
 	}
 	return string(b)
-}
-
-func resolveCompiler(c string) string {
-	if filepath.IsAbs(c) {
-		if st, err := os.Stat(c); err == nil && !st.IsDir() {
-			return c
-		}
-		return ""
-	}
-	if p := findTool(c); p != "" {
-		return p
-	}
-	if strings.ContainsRune(c, '/') {
-		return ""
-	}
-	if p, err := exec.LookPath(c); err == nil {
-		if abs, err := filepath.Abs(p); err == nil {
-			return abs
-		}
-	}
-	return ""
 }
 
 // copyFile copies src to dst. The write descriptor of dst exists only while

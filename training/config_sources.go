@@ -233,6 +233,7 @@ func cfgFormat(v reflect.Value) string {
 // cfgFlag is the flag.Value of one field.
 type cfgFlag struct{ v reflect.Value }
 
+// String formats the field's value (flag.Value).
 func (f *cfgFlag) String() string {
 	if f == nil {
 		return ""
@@ -240,6 +241,7 @@ func (f *cfgFlag) String() string {
 	return cfgFormat(f.v)
 }
 
+// Set parses s into the field (flag.Value).
 func (f *cfgFlag) Set(s string) error { return cfgSet(f.v, s) }
 
 // IsBoolFlag lets boolean fields be set by a bare -name.

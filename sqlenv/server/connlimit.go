@@ -68,6 +68,7 @@ type limitedConn struct {
 	release func()
 }
 
+// Close closes the connection and gives its slot back (once).
 func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)

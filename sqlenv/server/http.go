@@ -138,6 +138,7 @@ type statusRecorder struct {
 	status int
 }
 
+// WriteHeader records the first status written and passes it on.
 func (r *statusRecorder) WriteHeader(code int) {
 	if r.status == 0 {
 		r.status = code

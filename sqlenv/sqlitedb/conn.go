@@ -221,6 +221,7 @@ type sqliteError struct {
 	msg  string
 }
 
+// Error returns SQLite's message.
 func (e *sqliteError) Error() string { return e.msg }
 
 // sqliteCode returns the SQLite result code of err, or -1.

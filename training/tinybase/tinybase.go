@@ -235,6 +235,7 @@ type ErrSeen struct {
 	QuestionIDs []string
 }
 
+// Error names the first questions seen and what to do instead.
 func (e *ErrSeen) Error() string {
 	return fmt.Sprintf("the tiny base model was pre-trained on the gold SQL of %d of the questions this run holds out or evaluates on (%s): "+
 		"their success would measure memory, not skill. It suits the split it was built for (the tiny preset: train_databases [university], "+

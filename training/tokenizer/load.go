@@ -410,6 +410,7 @@ type configFile struct {
 // tokenRef is a token named in tokenizer_config.json: a string or {"content": …}.
 type tokenRef string
 
+// UnmarshalJSON reads either form; null leaves the reference empty.
 func (r *tokenRef) UnmarshalJSON(b []byte) error {
 	if isNull(b) {
 		return nil

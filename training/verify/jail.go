@@ -50,6 +50,7 @@ var errNoBwrap = errors.New("bubblewrap (bwrap) is not installed (Debian/Ubuntu 
 // to mount, no namespaces), as opposed to a failure of this package.
 type jailSetupError struct{ msg string }
 
+// Error says bubblewrap failed to set up the sandbox, and why.
 func (e *jailSetupError) Error() string { return "bubblewrap could not set up the sandbox: " + e.msg }
 
 // jailUnavailable, when set, makes Verify use the per-command fallback

@@ -106,12 +106,15 @@ type RunResult struct {
 // OK reports a normal exit with status 0 and no timeout.
 func (r RunResult) OK() bool { return r.Err == nil && !r.TimedOut && r.ExitCode == 0 && r.Signal == "" }
 
+// capWriter keeps the first limit bytes written to it.
 type capWriter struct {
 	buf       bytes.Buffer
 	limit     int
 	truncated bool
 }
 
+// Write keeps what fits under the limit, notes a truncation and never
+// fails, so the writer's source is always drained.
 func (w *capWriter) Write(p []byte) (int, error) {
 	room := w.limit - w.buf.Len()
 	if room < len(p) {

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -190,7 +191,7 @@ func parse(args []string) (cfg training.GRPOConfig, stage string, ro raftOptions
 	cfg = training.DefaultGRPOConfig()
 	// The config file comes first, so look for it before defining the other flags.
 	pre := flag.NewFlagSet("train", flag.ContinueOnError)
-	pre.SetOutput(new(nopWriter))
+	pre.SetOutput(io.Discard)
 	configPath := pre.String("config", "", "")
 	preset := pre.String("preset", "", "")
 	_ = pre.Parse(filterConfigFlag(args))
@@ -271,7 +272,3 @@ func filterConfigFlag(args []string) []string {
 	}
 	return out
 }
-
-type nopWriter struct{}
-
-func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }

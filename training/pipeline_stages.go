@@ -17,22 +17,33 @@ import (
 // RunSFT plays the oracle on up to sft_max_questions training questions and
 // fine-tunes on those trajectories (assistant-only loss).
 func (p *Pipeline) RunSFT(ctx context.Context, log *RunLog) error {
-	qs := p.SFTQuestions()
-	samples, err := p.Roller.OracleSamples(ctx, qs)
+	tr, _, err := p.oracleTrainer(ctx, p.SFTQuestions(), "sft", log)
 	if err != nil {
 		return err
+	}
+	return withOOMHint(tr.Train(ctx))
+}
+
+// oracleTrainer plays the oracle on qs and returns an SFT trainer on those
+// trajectories (the SFT settings; checkpoints under output_dir/subdir) and
+// the number of samples. It warns when an oracle action is longer than
+// max_new_tokens.
+func (p *Pipeline) oracleTrainer(ctx context.Context, qs []dataset.QuestionRecord, subdir string, log *RunLog) (*SFTTrainer, int, error) {
+	samples, err := p.Roller.OracleSamples(ctx, qs)
+	if err != nil {
+		return nil, 0, err
 	}
 	if warning := CheckActionLengths(samples, p.Config.MaxNewTokens); warning != "" {
 		fmt.Fprintln(os.Stderr, "warning:", warning)
 	}
 	cfg := p.Config
-	cfg.OutputDir = filepath.Join(p.Config.OutputDir, "sft")
+	cfg.OutputDir = filepath.Join(p.Config.OutputDir, subdir)
 	tr, err := NewSFTTrainer(cfg, p.Model, samples, log)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	tr.TokenizerDir = p.TokenizerDir
-	return withOOMHint(tr.Train(ctx))
+	return tr, len(samples), nil
 }
 
 // NewGRPO returns the GRPO trainer of the pipeline (resuming from

@@ -87,7 +87,7 @@ type PretrainResult struct {
 	FinalLoss float64
 }
 
-// Pretrain trains the pipeline's model on questions (PretrainQuestions) the
+// RunPretrain trains the pipeline's model on questions (PretrainQuestions) the
 // way the SFT warm-up does — the oracle's turns, assistant-only loss,
 // sft_epochs over sft_batch_size samples per step at sft_learning_rate —
 // with checkpoints under output_dir/pretrain. The pipeline must have been
@@ -97,24 +97,14 @@ func (p *Pipeline) RunPretrain(ctx context.Context, log *RunLog) (PretrainResult
 	if len(p.Pretrain) == 0 {
 		return PretrainResult{}, errors.New("pretrain: Pipeline.Pretrain is empty (set it to PretrainQuestions before LoadModel)")
 	}
-	samples, err := p.Roller.OracleSamples(ctx, p.Pretrain)
+	tr, samples, err := p.oracleTrainer(ctx, p.Pretrain, "pretrain", log)
 	if err != nil {
 		return PretrainResult{}, err
 	}
-	if warning := CheckActionLengths(samples, p.Config.MaxNewTokens); warning != "" {
-		fmt.Fprintln(os.Stderr, "warning:", warning)
-	}
-	cfg := p.Config
-	cfg.OutputDir = filepath.Join(p.Config.OutputDir, "pretrain")
-	tr, err := NewSFTTrainer(cfg, p.Model, samples, log)
-	if err != nil {
-		return PretrainResult{}, err
-	}
-	tr.TokenizerDir = p.TokenizerDir
 	if err := tr.Train(ctx); err != nil {
 		return PretrainResult{}, err
 	}
-	return PretrainResult{Questions: len(p.Pretrain), Samples: len(samples), FinalLoss: tr.LastEpochLoss}, nil
+	return PretrainResult{Questions: len(p.Pretrain), Samples: samples, FinalLoss: tr.LastEpochLoss}, nil
 }
 
 // SaveBaseModel writes the pipeline's model in float32 and its tokenizer

@@ -392,6 +392,7 @@ func fillStats(m *EpisodeMetadata, obs sqlenv.Observation) {
 // errNoEpisodes is returned by trainers for empty rollouts.
 var errNoEpisodes = errors.New("rollout produced no episodes")
 
+// timedGenerate calls g.Generate and returns the seconds it took.
 func timedGenerate(ctx context.Context, g Generator, prompts [][]int32, opts qwen3.GenerateOptions) (*qwen3.Generation, float64, error) {
 	start := now()
 	gen, err := g.Generate(ctx, prompts, opts)

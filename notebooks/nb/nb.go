@@ -47,17 +47,16 @@ func RunConfig() (training.GRPOConfig, string, error) {
 }
 
 // TrainedConfig is RunConfig with model_name set to the run's latest
-// checkpoint (the model train_grpo.ipynb trained), when there is one; model
-// is the model it names.
-func TrainedConfig() (cfg training.GRPOConfig, model string, err error) {
-	cfg, _, err = RunConfig()
+// checkpoint (the model train_grpo.ipynb trained), when there is one.
+func TrainedConfig() (training.GRPOConfig, error) {
+	cfg, _, err := RunConfig()
 	if err != nil {
-		return cfg, "", err
+		return cfg, err
 	}
 	if final, err := training.LatestCheckpoint(cfg.OutputDir); err == nil {
 		cfg.ModelName = final
 	}
-	return cfg, cfg.ModelName, nil
+	return cfg, nil
 }
 
 // Dir is a path under the notebooks' directory ($GONB_DIR when running in

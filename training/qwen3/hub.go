@@ -241,14 +241,29 @@ func missingModelFiles(dir string) []string {
 
 // indexShards lists the shard files of a model.safetensors.index.json.
 func indexShards(path string) ([]string, error) {
-	data, err := os.ReadFile(path)
+	idx, err := readIndex(path)
 	if err != nil {
 		return nil, err
 	}
+	return idx.shards(path)
+}
+
+// readIndex reads a model.safetensors.index.json.
+func readIndex(path string) (safetensorsIndex, error) {
 	var idx safetensorsIndex
-	if err := json.Unmarshal(data, &idx); err != nil {
-		return nil, fmt.Errorf("%s is not valid JSON: %w", path, err)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return idx, err
 	}
+	if err := json.Unmarshal(data, &idx); err != nil {
+		return idx, fmt.Errorf("%s is not valid JSON: %w", path, err)
+	}
+	return idx, nil
+}
+
+// shards lists the shard files of the index read from path, sorted,
+// refusing names that would leave the model directory.
+func (idx safetensorsIndex) shards(path string) ([]string, error) {
 	var shards []string
 	for _, s := range idx.WeightMap {
 		if s == "" || filepath.IsAbs(s) || strings.Contains(s, "..") {

@@ -218,15 +218,11 @@ func locateTensors(dir string) (files []*stFile, where map[string]*stFile, sourc
 
 // locateSharded reads model.safetensors.index.json and its shards' headers.
 func locateSharded(dir, indexPath string) ([]*stFile, map[string]*stFile, error) {
-	data, err := os.ReadFile(indexPath)
+	idx, err := readIndex(indexPath)
 	if err != nil {
 		return nil, nil, fmt.Errorf("qwen3 weights: %w", err)
 	}
-	var idx safetensorsIndex
-	if err := json.Unmarshal(data, &idx); err != nil {
-		return nil, nil, fmt.Errorf("qwen3 weights: %s is not valid JSON: %w", indexPath, err)
-	}
-	shardNames, err := indexShards(indexPath)
+	shardNames, err := idx.shards(indexPath)
 	if err != nil {
 		return nil, nil, fmt.Errorf("qwen3 weights: %w", err)
 	}

@@ -164,10 +164,8 @@ type jail struct {
 	cgroup  string
 	notices []string
 	done    chan struct{} // closed when bwrap has exited
-	waitErr error
 
-	mu     sync.Mutex // one command at a time
-	killed bool
+	mu sync.Mutex // one command at a time
 }
 
 // systemBinds shows the host's system directories read-only: /usr, and /bin,
@@ -234,7 +232,7 @@ func openJail(spec jailSpec) (*jail, error) {
 	}
 	statusW.Close()
 	go func() {
-		j.waitErr = j.cmd.Wait()
+		_ = j.cmd.Wait() // how bwrap ended matters not: init's reply (or its absence) says how the command did
 		close(j.done)
 	}()
 	// bwrap reports the PID of init (as the host sees it) once the sandbox

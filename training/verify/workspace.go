@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -118,9 +117,10 @@ func (ws *workspace) openJailOrFallback(spec jailSpec) (*jail, error) {
 // compile compiles main.cpp into prog.
 func (ws *workspace) compile(ctx context.Context, comp string, flags []string, lim Limits, timeout time.Duration) RunResult {
 	bin := filepath.Join(ws.dir, "prog")
+	argv := append(append([]string{comp}, flags...), "main.cpp", "-o", "prog") // run in the source's directory
 	if ws.noSandbox {
 		sb := Sandbox{Limits: lim, NoIsolation: true}
-		return sb.Run(ctx, ws.dir, timeout, nil, append(append([]string{comp}, flags...), "main.cpp", "-o", "prog")...)
+		return sb.Run(ctx, ws.dir, timeout, nil, argv...)
 	}
 	out, err := freshDir(ws.dir, "out")
 	if err != nil {
@@ -139,7 +139,7 @@ func (ws *workspace) compile(ctx context.Context, comp string, flags []string, l
 			return RunResult{Err: err}
 		}
 		sb := Sandbox{Limits: lim, Own: out}
-		r = sb.Run(ctx, out, timeout, nil, append(append([]string{comp}, flags...), "main.cpp", "-o", "prog")...)
+		r = sb.Run(ctx, out, timeout, nil, argv...)
 	}
 	if r.OK() {
 		err := readBack(out, "prog", bin, lim.FileSize)
@@ -342,10 +342,7 @@ func (jr *jailRunner) close() {
 
 // processRunner runs each test as a command of the per-command Sandbox
 // (the fallback) or unsandboxed (NoSandbox).
-type processRunner struct {
-	ws *workspace
-	n  atomic.Int64
-}
+type processRunner struct{ ws *workspace }
 
 func (pr *processRunner) run(ctx context.Context, stdin []byte, timeout time.Duration, lim Limits) RunResult {
 	ws := pr.ws
@@ -355,7 +352,7 @@ func (pr *processRunner) run(ctx context.Context, stdin []byte, timeout time.Dur
 	}
 	// A fresh directory per test with its own copy of the binary: what one
 	// test leaves, the next does not see, and no other uid can reach it.
-	dir, err := freshDir(ws.dir, "run"+strconv.FormatInt(pr.n.Add(1), 10))
+	dir, err := freshDir(ws.dir, "run")
 	if err != nil {
 		return RunResult{Err: err}
 	}

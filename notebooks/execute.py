@@ -2,8 +2,8 @@
 
     python3 execute.py NOTEBOOK.ipynb OUT.ipynb KERNEL.log
 
-Prints one line per code cell — its number, the heading above it (or its
-first comment), seconds, ok or error — and the error of a failed cell. The
+Prints one line per code cell — its number, its name (see titles), seconds,
+ok or error — and the error of a failed cell. The
 kernel's own output (its log, GoNB's messages) goes to KERNEL.log, next to
 the executed copy OUT.ipynb, which is written even when a cell fails. Exits 1
 if a cell failed.
@@ -97,10 +97,10 @@ def main(src, dst, log):
     finally:
         nbformat.write(nb, dst)
     if failed:
-        for i in code:
+        for n, i in enumerate(code, 1):
             text = error_text(nb.cells[i])
             if text:
-                print(f"  cell {code.index(i) + 1} ({names.get(i, '')}) failed: {text[:2000]}", flush=True)
+                print(f"  cell {n} ({names.get(i, '')}) failed: {text[:2000]}", flush=True)
                 break
         print(f"  the kernel's log: {log}", flush=True)
     return 1 if failed else 0

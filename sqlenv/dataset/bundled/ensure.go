@@ -42,6 +42,9 @@ func cacheDir() (string, error) {
 	return filepath.Join(base, "gosqlenv", "bundled-v"+Version), nil
 }
 
+// EnsureAt is Ensure with the dataset kept in dir instead of the cache.
+func EnsureAt(ctx context.Context, dir string) (Paths, error) { return ensureAt(ctx, dir) }
+
 func ensureAt(ctx context.Context, dir string) (Paths, error) {
 	if complete(dir) {
 		return PathsIn(dir), nil

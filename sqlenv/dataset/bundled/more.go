@@ -18,24 +18,21 @@ import (
 // ids are <database>_more_<n>; the bundled files' own questions are among
 // the results (compare gold SQL to leave them out). Deterministic.
 func MoreQuestions(ctx context.Context, dbDir, database string, difficulties ...dataset.Difficulty) ([]dataset.QuestionRecord, error) {
-	var d *domain
-	for _, c := range domains() {
-		if c.name == database {
-			d = c
-		}
-	}
-	if d == nil {
-		var names []string
-		for _, c := range domains() {
-			names = append(names, c.name)
-		}
-		return nil, fmt.Errorf("bundled: no generated database %q (there are %v)", database, names)
+	d, err := domainNamed(database)
+	if err != nil {
+		return nil, err
 	}
 	db, err := sqlitedb.Open(sqlitedb.Path(dbDir, d.name), sqlitedb.Limits{})
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
+	return allQuestions(ctx, db, d, difficulties)
+}
+
+// allQuestions makes every usable question of d's templates at the
+// difficulties (none: all) on db, ids <d.name>_more_<n>.
+func allQuestions(ctx context.Context, db *sqlitedb.DB, d *domain, difficulties []dataset.Difficulty) ([]dataset.QuestionRecord, error) {
 	r := newRand(d.name + "/more")
 	q := &questioner{db: db, d: d, seen: map[string]bool{}, stats: &domainStats{Rejected: map[string]int{}, PerTemplate: make([]int, len(d.templates))}}
 	var out []dataset.QuestionRecord

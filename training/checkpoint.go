@@ -25,6 +25,38 @@ func checkpointDir(outputDir string, step int) string {
 	return filepath.Join(outputDir, fmt.Sprintf("checkpoint-%d", step))
 }
 
+// latestCheckpoint returns the checkpoint-<step> directory of outputDir
+// with the highest step that holds a trainer_state.json, and its state; ""
+// when there is none.
+func latestCheckpoint(outputDir string) (string, TrainerState, error) {
+	var st TrainerState
+	dirs, err := filepath.Glob(filepath.Join(outputDir, "checkpoint-*"))
+	if err != nil {
+		return "", st, err
+	}
+	best, bestStep := "", -1
+	for _, d := range dirs {
+		var step int
+		if _, err := fmt.Sscanf(filepath.Base(d), "checkpoint-%d", &step); err != nil || step <= bestStep {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(d, "trainer_state.json")); err == nil {
+			best, bestStep = d, step
+		}
+	}
+	if best == "" {
+		return "", st, nil
+	}
+	data, err := os.ReadFile(filepath.Join(best, "trainer_state.json"))
+	if err != nil {
+		return "", st, err
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return "", st, fmt.Errorf("resume: %s: %w", best, err)
+	}
+	return best, st, nil
+}
+
 // SaveCheckpoint writes the model (Hugging Face safetensors + config.json,
 // loadable by transformers and by qwen3.LoadWeights), the tokenizer files,
 // the optimizer moments and trainer_state.json to

@@ -38,6 +38,8 @@ type Pipeline struct {
 	// TinyTokenizerPattern.
 	TokenizerPattern string
 	Roller           *Roller
+	// questionsPath and evalQuestionsPath are the question files read.
+	questionsPath, evalQuestionsPath string
 }
 
 // NewPipeline validates cfg, loads the questions (the bundled dataset unless
@@ -135,6 +137,7 @@ func (p *Pipeline) loadQuestions(ctx context.Context) error {
 		}
 		return qs, nil
 	}
+	p.questionsPath, p.evalQuestionsPath = trainPath, evalPath
 	all, err := load(trainPath, dataset.Train, c.TrainDatabases)
 	if err != nil {
 		return err

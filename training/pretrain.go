@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,58 +21,77 @@ import (
 	"github.com/gosqlenv/gosqlenv/training/tokenizer"
 )
 
-// PretrainQuestions returns the questions a base model is pre-trained on:
-// every question the bundled generator's templates give for databases (none:
-// the pipeline's training databases) at the configured difficulties
-// (bundled.MoreQuestions), minus any whose gold SQL or text is that of a
-// training, held-out or evaluation question of the pipeline — so that every
-// split still measures questions the base model never saw. A database of
-// the evaluation split is refused. It needs the bundled dataset (no
-// questions_path).
-func (p *Pipeline) PretrainQuestions(ctx context.Context, databases ...string) ([]dataset.QuestionRecord, error) {
-	c := p.Config
-	if c.QuestionsPath != "" || c.DBDir != "" {
-		return nil, errors.New("pre-training generates questions of the bundled databases: leave questions_path and db_dir empty")
+// PretrainData chooses the questions of pre-training: redrawn instances of
+// bundled training databases (bundled.GenerateInstance: same schema and
+// question templates, other rows, about half of the words made up), so that
+// no constant or answer can be learned by heart.
+type PretrainData struct {
+	// Databases are the bundled training databases whose instances are
+	// drawn (none: the pipeline's train_databases, or all training
+	// databases when that is empty).
+	Databases []string
+	// Instances is the number of instances of each database (1…Instances).
+	Instances int
+	// PerInstance caps the questions taken from each instance of a
+	// database, chosen at random with Seed (0: all of them).
+	PerInstance int
+	// Seed chooses the questions of each instance.
+	Seed int64
+}
+
+// PretrainQuestions generates the instances of d into the pipeline's
+// database directory (an instance already there is reused: its bytes are
+// deterministic) and returns their questions at the configured
+// difficulties, minus any whose gold SQL or text is that of a question of
+// the pipeline's question files (every training, held-out and evaluation
+// question, whatever the split settings) — so that every split measures
+// questions the base model never saw. A database of the evaluation split is
+// refused.
+func (p *Pipeline) PretrainQuestions(ctx context.Context, d PretrainData) ([]dataset.QuestionRecord, error) {
+	if d.Instances < 1 {
+		return nil, fmt.Errorf("pre-training needs at least one instance per database (got %d)", d.Instances)
 	}
-	paths, err := bundled.Ensure(ctx)
+	dbs := d.Databases
+	if len(dbs) == 0 {
+		dbs = p.Config.TrainDatabases
+	}
+	if len(dbs) == 0 {
+		dbs = bundled.Databases(dataset.Train)
+	}
+	for _, db := range dbs {
+		if slices.Contains(bundled.Databases(dataset.Eval), db) {
+			return nil, fmt.Errorf("pre-training on %s, a database of the unseen_databases split, would make it seen", db)
+		}
+	}
+	used, err := p.allQuestionKeys(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var diffs []dataset.Difficulty
-	for _, d := range c.DifficultyFilter {
-		diffs = append(diffs, dataset.Difficulty(d))
-	}
-	dbs := databases
-	if len(dbs) == 0 {
-		dbs = c.TrainDatabases
-	}
-	if len(dbs) == 0 {
-		for _, q := range p.Train {
-			if !slices.Contains(dbs, q.DatabaseName) {
-				dbs = append(dbs, q.DatabaseName)
-			}
-		}
-	}
-	used := map[string]bool{}
-	for _, q := range slices.Concat(p.Train, p.Heldout, p.Eval) {
-		used[tinybase.SQLKey(q.GoldSQL)] = true
-		used[strings.ToLower(strings.TrimSpace(q.QuestionText))] = true
-	}
-	for _, q := range p.Eval {
-		if slices.Contains(dbs, q.DatabaseName) {
-			return nil, fmt.Errorf("pre-training on %s, a database of the unseen_databases split, would make it seen", q.DatabaseName)
-		}
+	for _, x := range p.Config.DifficultyFilter {
+		diffs = append(diffs, dataset.Difficulty(x))
 	}
 	var out []dataset.QuestionRecord
-	for _, db := range dbs {
-		more, err := bundled.MoreQuestions(ctx, paths.DBDir, db, diffs...)
-		if err != nil {
-			return nil, err
-		}
-		for _, q := range more {
-			if !used[tinybase.SQLKey(q.GoldSQL)] && !used[strings.ToLower(strings.TrimSpace(q.QuestionText))] {
-				out = append(out, q)
+	for n := 1; n <= d.Instances; n++ {
+		for _, db := range dbs {
+			qs, err := bundled.GenerateInstance(ctx, p.Databases.Dir(), db, n, diffs...)
+			if err != nil {
+				return nil, err
 			}
+			qs = slices.DeleteFunc(qs, func(q dataset.QuestionRecord) bool {
+				return used[tinybase.SQLKey(q.GoldSQL)] || used[questionKey(q.QuestionText)]
+			})
+			if d.PerInstance > 0 && len(qs) > d.PerInstance {
+				r := rand.New(rand.NewPCG(uint64(d.Seed), idHash(bundled.InstanceName(db, n))))
+				pick := r.Perm(len(qs))[:d.PerInstance]
+				slices.Sort(pick)
+				kept := make([]dataset.QuestionRecord, len(pick))
+				for i, k := range pick {
+					kept[i] = qs[k]
+				}
+				qs = kept
+			}
+			out = append(out, qs...)
 		}
 	}
 	if len(out) == 0 {
@@ -80,18 +100,56 @@ func (p *Pipeline) PretrainQuestions(ctx context.Context, databases ...string) (
 	return out, nil
 }
 
+// allQuestionKeys fingerprints (SQLKey of the gold SQL, questionKey of the
+// text) every question of the pipeline's question files, of every database
+// and difficulty.
+func (p *Pipeline) allQuestionKeys(ctx context.Context) (map[string]bool, error) {
+	used := map[string]bool{}
+	for _, q := range slices.Concat(p.Train, p.Heldout, p.Eval) {
+		used[tinybase.SQLKey(q.GoldSQL)], used[questionKey(q.QuestionText)] = true, true
+	}
+	for _, f := range []struct {
+		path  string
+		split dataset.Split
+	}{{p.questionsPath, dataset.Train}, {p.evalQuestionsPath, dataset.Eval}} {
+		if f.path == "" {
+			continue
+		}
+		qs, err := dataset.Load(ctx, f.path, dataset.LoadOptions{DBDir: p.Databases.Dir(), Split: f.split})
+		if err != nil {
+			return nil, err
+		}
+		for _, q := range qs {
+			used[tinybase.SQLKey(q.GoldSQL)], used[questionKey(q.QuestionText)] = true, true
+		}
+	}
+	return used, nil
+}
+
+// questionKey is a question's text as compared for pre-training: trimmed,
+// lower case.
+func questionKey(text string) string { return strings.ToLower(strings.TrimSpace(text)) }
+
 // PretrainResult is what Pretrain did.
 type PretrainResult struct {
 	Questions, Samples int
-	// FinalLoss is the mean token NLL over the last epoch's steps.
+	// Steps is the number of optimizer steps of the whole pre-training.
+	Steps int
+	// ResumedFrom is the checkpoint the run continued from ("" if none).
+	ResumedFrom string
+	// FinalLoss is the mean token NLL over the last epoch's steps (of
+	// this run, when it resumed within the last epoch).
 	FinalLoss float64
 }
 
 // RunPretrain trains the pipeline's model on questions (PretrainQuestions) the
 // way the SFT warm-up does — the oracle's turns, assistant-only loss,
 // sft_epochs over sft_batch_size samples per step at sft_learning_rate —
-// with checkpoints under output_dir/pretrain. The pipeline must have been
-// opened with Pretrain set to the same questions before its model was
+// with checkpoints under output_dir/pretrain every save_steps steps (the
+// latest one kept). It continues from the latest checkpoint there, if any,
+// exactly where that run stopped: a pre-training cut into several runs
+// ends with the same model as one uninterrupted run. The pipeline must have
+// been opened with Pretrain set to the same questions before its model was
 // loaded (the environment and the tiny vocabulary include them).
 func (p *Pipeline) RunPretrain(ctx context.Context, log *RunLog) (PretrainResult, error) {
 	if len(p.Pretrain) == 0 {
@@ -101,10 +159,16 @@ func (p *Pipeline) RunPretrain(ctx context.Context, log *RunLog) (PretrainResult
 	if err != nil {
 		return PretrainResult{}, err
 	}
-	if err := tr.Train(ctx); err != nil {
-		return PretrainResult{}, err
+	tr.Stage, tr.KeepLastCheckpoint = "pretrain", true
+	res := PretrainResult{Questions: len(p.Pretrain), Samples: samples, Steps: tr.TotalSteps()}
+	if res.ResumedFrom, err = tr.Resume(); err != nil {
+		return res, err
 	}
-	return PretrainResult{Questions: len(p.Pretrain), Samples: samples, FinalLoss: tr.LastEpochLoss}, nil
+	if err := tr.Train(ctx); err != nil {
+		return res, err
+	}
+	res.FinalLoss = tr.LastEpochLoss
+	return res, nil
 }
 
 // SaveBaseModel writes the pipeline's model in float32 and its tokenizer

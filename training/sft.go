@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 
 	"github.com/gomlx/compute/dtypes"
 	. "github.com/gomlx/gomlx/core/graph"
@@ -82,6 +84,12 @@ type SFTTrainer struct {
 	// LastEpochLoss is the mean loss of the steps of the last epoch Train
 	// ran.
 	LastEpochLoss float64
+	// Stage names the checkpoints' stage in trainer_state.json (default
+	// "sft").
+	Stage string
+	// KeepLastCheckpoint removes each periodic checkpoint (save_steps) when
+	// the next one is written, so that a long run keeps one.
+	KeepLastCheckpoint bool
 }
 
 // NewSFTTrainer prepares supervised warm-up with the config's SFT settings.
@@ -117,7 +125,7 @@ func (t *SFTTrainer) Train(ctx context.Context) error {
 	var epochSteps int
 	for s := t.Learner.Steps; s < total; s++ {
 		if err := ctx.Err(); err != nil {
-			if _, serr := saveCheckpoint(t.Learner, t.Config, "sft", t.TokenizerDir); serr != nil {
+			if _, serr := t.checkpoint(); serr != nil {
 				return errors.Join(err, serr)
 			}
 			return err
@@ -147,14 +155,72 @@ func (t *SFTTrainer) Train(ctx context.Context) error {
 				return err
 			}
 		}
+		if n := t.Config.SaveSteps; n > 0 && (s+1)%n == 0 && s+1 < total {
+			if _, err := t.checkpoint(); err != nil {
+				return err
+			}
+		}
 	}
 	if t.Log != nil {
 		if err := t.Log.Flush(); err != nil {
 			return err
 		}
 	}
-	_, err := saveCheckpoint(t.Learner, t.Config, "sft", t.TokenizerDir)
+	_, err := t.checkpoint()
 	return err
+}
+
+// stage is the checkpoints' stage name.
+func (t *SFTTrainer) stage() string {
+	if t.Stage != "" {
+		return t.Stage
+	}
+	return "sft"
+}
+
+// checkpoint saves output_dir/checkpoint-<step> and, with
+// KeepLastCheckpoint, removes the stage's earlier ones.
+func (t *SFTTrainer) checkpoint() (string, error) {
+	dir, err := saveCheckpoint(t.Learner, t.Config, t.stage(), t.TokenizerDir)
+	if err != nil || !t.KeepLastCheckpoint {
+		return dir, err
+	}
+	old, err := filepath.Glob(filepath.Join(t.Config.OutputDir, "checkpoint-*"))
+	if err != nil {
+		return dir, err
+	}
+	for _, o := range old {
+		if o != dir {
+			if err := os.RemoveAll(o); err != nil {
+				return dir, err
+			}
+		}
+	}
+	return dir, nil
+}
+
+// Resume continues from the latest checkpoint of this trainer's stage in
+// output_dir (the highest step), restoring the model, the optimizer moments
+// and the step count; the batches that follow are those an uninterrupted
+// run would take. It returns the checkpoint used, or "" when there is none.
+// A checkpoint whose settings differ from the trainer's (samples per step,
+// learning rate, epochs, seed) is refused: continuing it would make a model
+// that neither run describes.
+func (t *SFTTrainer) Resume() (string, error) {
+	dir, st, err := latestCheckpoint(t.Config.OutputDir)
+	if err != nil || dir == "" {
+		return "", err
+	}
+	if st.Stage != t.stage() {
+		return "", fmt.Errorf("resume: %s is a %s checkpoint, not %s", dir, st.Stage, t.stage())
+	}
+	a, b := st.Config, t.Config
+	if a.SFTBatchSize != b.SFTBatchSize || a.SFTLearningRate != b.SFTLearningRate || a.SFTEpochs != b.SFTEpochs || a.Seed != b.Seed {
+		return "", fmt.Errorf("resume: %s was trained with sft_batch_size %d, sft_learning_rate %g, sft_epochs %d, seed %d; this run asks for %d, %g, %d, %d: "+
+			"use the same settings, or another output directory", dir, a.SFTBatchSize, a.SFTLearningRate, a.SFTEpochs, a.Seed,
+			b.SFTBatchSize, b.SFTLearningRate, b.SFTEpochs, b.Seed)
+	}
+	return dir, loadCheckpoint(t.Learner, dir)
 }
 
 // NLLStepResult is what one supervised step measured.

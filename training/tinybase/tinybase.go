@@ -58,6 +58,10 @@ type Provenance struct {
 	Databases []string `json:"databases"`
 	// Difficulties are the difficulty levels of its pre-training questions.
 	Difficulties []string `json:"difficulties"`
+	// Instances is the number of redrawn instances of each database, and
+	// PerInstance the questions taken from each (0: all).
+	Instances   int `json:"instances"`
+	PerInstance int `json:"per_instance"`
 	// Questions and Samples count the pre-training questions and the oracle
 	// turns made of them (one sample per action).
 	Questions int `json:"questions"`

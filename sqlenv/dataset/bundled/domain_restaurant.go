@@ -54,7 +54,7 @@ FOREIGN KEY (restaurant_id) REFERENCES restaurant (restaurant_id)`)
 			for range ro.count + g.intn(2) {
 				id := employee.len() + 1
 				employee.add(id, names[(id-1)%len(names)], r, // a redrawn instance may need more than 220 (instance.go)
-					 ro.role, round(ro.wage*(0.9+0.3*g.r.Float64()), 2), g.date("2012-01-01", "2024-03-31"))
+					ro.role, round(ro.wage*(0.9+0.3*g.r.Float64()), 2), g.date("2012-01-01", "2024-03-31"))
 				if ro.role == "Waiter" {
 					waiters[r] = append(waiters[r], id)
 				}

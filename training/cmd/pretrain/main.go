@@ -1,23 +1,32 @@
 // Command pretrain rebuilds the tiny base model shipped in package tinybase:
 // a randomly initialised tiny Qwen3 (training.TinyModelConfig) with a
 // vocabulary learned from its data, trained to imitate the environment's
-// oracle on every generated question of the tiny preset's training database
-// (bundled.MoreQuestions) except the questions the preset trains on, holds
-// out and evaluates on. It writes the model, the tokenizer and
-// provenance.json (this command line, commit, machine, time, settings, the
-// held-out success it reached and the fingerprints of the SQL it saw).
+// oracle on questions of redrawn instances of the bundled training databases
+// (bundled.GenerateInstance: same schemas and question templates, other
+// rows, half of the words made up), none of which is a question of the
+// bundled dataset. It writes the model, the tokenizer and provenance.json
+// (this command line, commit, machine, time, settings, the success it
+// reached and the fingerprints of the SQL it saw).
 //
-//	GOEXPERIMENT=simd go run ./training/cmd/pretrain [-output_dir training/tinybase/model] [-epochs N] …
+// Its work directory (checkpoints, generated data, vocabulary) is named by
+// the settings, so running the same command again after an interruption
+// (Ctrl-C saves a checkpoint) continues where it stopped and ends with the
+// same model as one uninterrupted run.
+//
+//	GOEXPERIMENT=simd go run ./training/cmd/pretrain [-output_dir training/tinybase/model] [-instances N] …
 package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -43,31 +52,38 @@ func main() {
 
 // options are the command's flags.
 type options struct {
-	outputDir, workDir string
-	databases          []string
-	epochs, batchSize  int
-	learningRate       float64
-	seed               int64
+	outputDir, workDir           string
+	databases                    []string
+	instances, perInstance       int
+	epochs, batchSize, saveSteps int
+	learningRate                 float64
+	seed                         int64
 }
 
 // Defaults of the shipped model (provenance.json records what was used).
 const (
-	defaultEpochs       = 40
+	defaultInstances    = 40
+	defaultPerInstance  = 100
+	defaultEpochs       = 1
 	defaultBatchSize    = 16
 	defaultLearningRate = 2e-3
-	defaultDatabases    = "university"
+	defaultSaveSteps    = 200
 )
 
 func parse(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("pretrain", flag.ContinueOnError)
 	fs.StringVar(&o.outputDir, "output_dir", "training/tinybase/model", "where the model directory is written")
-	fs.StringVar(&o.workDir, "work_dir", "", "checkpoints and metrics during training (default: a temporary directory, removed at the end)")
+	fs.StringVar(&o.workDir, "work_dir", "", "checkpoints, generated databases and vocabulary (default: a folder of the user's cache named by the settings; the same command resumes from it)")
+	fs.IntVar(&o.instances, "instances", defaultInstances, "redrawn instances of each database")
+	fs.IntVar(&o.perInstance, "per_instance", defaultPerInstance, "questions taken from each instance of a database (0: all)")
 	fs.IntVar(&o.epochs, "epochs", defaultEpochs, "passes over the pre-training samples")
 	fs.IntVar(&o.batchSize, "batch_size", defaultBatchSize, "samples (oracle turns) per optimizer step")
+	fs.IntVar(&o.saveSteps, "save_steps", defaultSaveSteps, "optimizer steps between checkpoints (the latest is kept)")
 	fs.Float64Var(&o.learningRate, "learning_rate", defaultLearningRate, "peak learning rate (linear decay to 0)")
-	fs.Int64Var(&o.seed, "seed", 1, "initialisation and shuffling seed")
-	dbs := fs.String("databases", defaultDatabases, "comma-separated bundled training databases whose generated questions it learns (of "+strings.Join(bundled.Databases(dataset.Train), ", ")+")")
+	fs.Int64Var(&o.seed, "seed", 1, "initialisation, question choice and shuffling seed")
+	train := bundled.Databases(dataset.Train)
+	dbs := fs.String("databases", strings.Join(train, ","), "comma-separated bundled training databases whose instances it learns")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -76,16 +92,32 @@ func parse(args []string) (options, error) {
 	}
 	for _, d := range strings.Split(*dbs, ",") {
 		if d = strings.TrimSpace(d); d != "" {
+			if !slices.Contains(train, d) {
+				return o, fmt.Errorf("-databases: %q is not a bundled training database (%s)", d, strings.Join(train, ", "))
+			}
 			o.databases = append(o.databases, d)
 		}
 	}
 	if len(o.databases) == 0 {
 		return o, errors.New("-databases: name at least one database")
 	}
-	if o.epochs < 1 || o.batchSize < 1 || !(o.learningRate > 0) {
-		return o, fmt.Errorf("-epochs %d, -batch_size %d, -learning_rate %g: all must be positive", o.epochs, o.batchSize, o.learningRate)
+	if o.instances < 1 || o.epochs < 1 || o.batchSize < 1 || o.saveSteps < 1 || !(o.learningRate > 0) || o.perInstance < 0 {
+		return o, fmt.Errorf("-instances %d, -epochs %d, -batch_size %d, -save_steps %d, -learning_rate %g: all must be positive (-per_instance %d: at least 0)",
+			o.instances, o.epochs, o.batchSize, o.saveSteps, o.learningRate, o.perInstance)
 	}
 	return o, nil
+}
+
+// defaultWorkDir is the work directory of a run's settings under the user's
+// cache: the same settings find the same folder, and resume from it.
+func defaultWorkDir(o options) (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no user cache directory (give -work_dir): %w", err)
+	}
+	key := fmt.Sprintf("%v %d %d %d %d %g %d", o.databases, o.instances, o.perInstance, o.epochs, o.batchSize, o.learningRate, o.seed)
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(base, "gosqlenv", "pretrain-"+hex.EncodeToString(sum[:6])), nil
 }
 
 func run(ctx context.Context, args []string) error {
@@ -94,38 +126,46 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	work := o.workDir
-	if work == "" {
-		if work, err = os.MkdirTemp("", "gosqlenv-pretrain-"); err != nil {
+	if o.workDir == "" {
+		if o.workDir, err = defaultWorkDir(o); err != nil {
 			return err
 		}
-		defer os.RemoveAll(work)
 	}
-	cfg := Config(o, work)
+	paths, err := bundled.EnsureAt(ctx, filepath.Join(o.workDir, "data"))
+	if err != nil {
+		return err
+	}
+	cfg := Config(o, paths)
 	p, err := training.OpenData(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer p.Close()
-	if p.Pretrain, err = p.PretrainQuestions(ctx, o.databases...); err != nil {
+	fmt.Fprintf(os.Stderr, "work directory %s (run the same command again to continue after an interruption)\n", o.workDir)
+	fmt.Fprintf(os.Stderr, "generating %d instances of %d databases…\n", o.instances, len(o.databases))
+	data := training.PretrainData{Databases: o.databases, Instances: o.instances, PerInstance: o.perInstance, Seed: o.seed}
+	if p.Pretrain, err = p.PretrainQuestions(ctx, data); err != nil {
 		return err
 	}
 	p.TokenizerPattern = training.TinyTokenizerPattern
 	if err := p.LoadModel(ctx); err != nil {
 		return err
 	}
-	fmt.Fprintf(os.Stderr, "pre-training a %d-parameter model on %d questions of %v (%d training, %d held-out and %d evaluation questions left out), %d epochs\n",
-		p.Model.Config.NumParameters(), len(p.Pretrain), o.databases, len(p.Train), len(p.Heldout), len(p.Eval), o.epochs)
-	log, err := training.NewRunLog(work, 50, os.Stderr)
+	fmt.Fprintf(os.Stderr, "pre-training a %d-parameter model on %d questions of %d instances of %v (none of the bundled dataset's questions), %d epochs\n",
+		p.Model.Config.NumParameters(), len(p.Pretrain), o.instances, o.databases, o.epochs)
+	log, err := training.NewRunLog(cfg.OutputDir, 50, os.Stderr)
 	if err != nil {
 		return err
 	}
 	res, err := p.RunPretrain(ctx, log)
+	if res.ResumedFrom != "" {
+		fmt.Fprintf(os.Stderr, "continued from %s\n", res.ResumedFrom)
+	}
 	if err != nil {
 		return err
 	}
 	summary := []string{}
-	for _, split := range []string{training.SplitTrain, training.SplitHeldout} {
+	for _, split := range []string{training.SplitHeldout, training.SplitUnseen} {
 		r, err := p.EvaluateSplit(ctx, "base", split)
 		if err != nil {
 			return err
@@ -139,13 +179,17 @@ func run(ctx context.Context, args []string) error {
 		Created:   time.Now().UTC().Format(time.RFC3339),
 		Machine:   machine(),
 		Databases: o.databases, Difficulties: cfg.DifficultyFilter,
+		Instances: o.instances, PerInstance: o.perInstance,
 		Questions: res.Questions, Samples: res.Samples,
 		Epochs: o.epochs, LearningRate: o.learningRate, BatchSize: o.batchSize, Seed: o.seed,
 		FinalLoss: res.FinalLoss,
-		Excluded: fmt.Sprintf("questions whose gold SQL or text is that of one of the tiny preset's %d training, %d held-out (heldout_fraction %g) or %d evaluation questions",
-			len(p.Train), len(p.Heldout), cfg.HeldoutFraction, len(p.Eval)),
+		Excluded: fmt.Sprintf("every question of the bundled dataset (version %s) by gold SQL and text; the evaluation databases entirely",
+			bundled.Version),
 		Evaluation:  strings.Join(summary, "; "),
 		WallSeconds: time.Since(start).Seconds(),
+	}
+	if res.ResumedFrom != "" {
+		prov.WallSeconds = 0 // this run's time is only part of it
 	}
 	if err := p.SaveBaseModel(o.outputDir, prov); err != nil {
 		return err
@@ -154,22 +198,26 @@ func run(ctx context.Context, args []string) error {
 	return nil
 }
 
-// Config is the from-scratch tiny preset (a random tiny model) with the pre-training
-// settings of o (as SFT settings), writing under work.
-func Config(o options, work string) training.GRPOConfig {
+// Config is the from-scratch tiny preset (a random tiny model) over the
+// dataset at paths, with the pre-training settings of o (as SFT settings),
+// the splits of the notebook's preset (training.TinyPreset) for its
+// closing evaluation, writing under o.workDir.
+func Config(o options, paths bundled.Paths) training.GRPOConfig {
 	cfg := training.DefaultGRPOConfig()
-	training.TinyScratchPreset(&cfg)
-	cfg.OutputDir, cfg.Seed = work, o.seed
+	training.TinyPreset(&cfg)
+	cfg.ModelName = training.TinyModelName
+	cfg.QuestionsPath, cfg.EvalQuestionsPath, cfg.DBDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
+	cfg.OutputDir, cfg.Seed = o.workDir, o.seed
 	cfg.SFTEpochs, cfg.SFTBatchSize, cfg.SFTLearningRate = o.epochs, o.batchSize, o.learningRate
-	cfg.SaveSteps = 0
+	cfg.SaveSteps = o.saveSteps
 	return cfg
 }
 
 // commandLine is the command that rebuilds the model with every setting
 // spelled out, so that it means the same when the defaults change.
 func commandLine(o options) string {
-	return fmt.Sprintf("GOEXPERIMENT=simd go run ./training/cmd/pretrain -databases %s -epochs %d -batch_size %d -learning_rate %g -seed %d -output_dir %s",
-		strings.Join(o.databases, ","), o.epochs, o.batchSize, o.learningRate, o.seed, o.outputDir)
+	return fmt.Sprintf("GOEXPERIMENT=simd go run ./training/cmd/pretrain -databases %s -instances %d -per_instance %d -epochs %d -batch_size %d -learning_rate %g -seed %d -output_dir %s",
+		strings.Join(o.databases, ","), o.instances, o.perInstance, o.epochs, o.batchSize, o.learningRate, o.seed, o.outputDir)
 }
 
 func gitCommit() string {

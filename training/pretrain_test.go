@@ -4,42 +4,63 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
+	"github.com/gosqlenv/gosqlenv/sqlenv/dataset/bundled"
 	"github.com/gosqlenv/gosqlenv/training/tinybase"
 )
 
-// TestPretrainQuestionsLeaveSplitsOut: the pre-training questions are many
-// more than the training questions, all of the training databases, and
-// none has the gold SQL or the text of a training, held-out or evaluation
-// question.
+// TestPretrainQuestionsLeaveSplitsOut: the pre-training questions are
+// those of redrawn instances of the training databases, and none has the
+// gold SQL or the text of any question of the bundled dataset (every
+// database, difficulty and split — also those this run's settings leave
+// out).
 func TestPretrainQuestionsLeaveSplitsOut(t *testing.T) {
 	ctx := context.Background()
 	cfg := DefaultGRPOConfig()
 	TinyPreset(&cfg)
 	cfg.OutputDir = t.TempDir()
+	paths, err := bundled.EnsureAt(ctx, filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QuestionsPath, cfg.EvalQuestionsPath, cfg.DBDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
+	cfg.TrainDatabases = []string{"university"} // the keys must cover the other databases too
 	p, err := OpenData(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	pre, err := p.PretrainQuestions(ctx)
+	data := PretrainData{Databases: []string{"university", "company_hr"}, Instances: 2, PerInstance: 60, Seed: 1}
+	pre, err := p.PretrainQuestions(ctx, data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pre) < 5*len(p.Train) {
-		t.Fatalf("%d pre-training questions for %d training questions", len(pre), len(p.Train))
+	if len(pre) != 4*60 {
+		t.Fatalf("%d pre-training questions, want 2 databases × 2 instances × 60", len(pre))
+	}
+	all, err := dataset.Load(ctx, paths.TrainQuestions, dataset.LoadOptions{DBDir: paths.DBDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evalQs, err := dataset.Load(ctx, paths.EvalQuestions, dataset.LoadOptions{DBDir: paths.DBDir, Split: dataset.Eval})
+	if err != nil {
+		t.Fatal(err)
 	}
 	used := map[string]string{}
-	for _, q := range append(append(append([]dataset.QuestionRecord{}, p.Train...), p.Heldout...), p.Eval...) {
+	for _, q := range append(all, evalQs...) {
 		used[tinybase.SQLKey(q.GoldSQL)] = q.QuestionID
 		used[strings.ToLower(q.QuestionText)] = q.QuestionID
 	}
+	dbs := map[string]int{}
 	for _, q := range pre {
-		if q.DatabaseName != "university" || q.Difficulty == dataset.Hard {
-			t.Fatalf("pre-training question of another database or difficulty: %+v", q)
+		dbs[q.DatabaseName]++
+		if q.Difficulty == dataset.Hard {
+			t.Fatalf("pre-training question of a filtered difficulty: %+v", q)
 		}
 		if id, ok := used[tinybase.SQLKey(q.GoldSQL)]; ok {
 			t.Fatalf("%s has the gold SQL of %s", q.QuestionID, id)
@@ -48,8 +69,20 @@ func TestPretrainQuestionsLeaveSplitsOut(t *testing.T) {
 			t.Fatalf("%s has the text of %s", q.QuestionID, id)
 		}
 	}
-	if _, err := p.PretrainQuestions(ctx, "university", p.Eval[0].DatabaseName); err == nil || !strings.Contains(err.Error(), p.Eval[0].DatabaseName) {
+	for _, db := range []string{"university_i1", "university_i2", "company_hr_i1", "company_hr_i2"} {
+		if dbs[db] != 60 {
+			t.Fatalf("questions by database %v", dbs)
+		}
+	}
+	again, err := p.PretrainQuestions(ctx, data)
+	if err != nil || len(again) != len(pre) || again[77].GoldSQL != pre[77].GoldSQL {
+		t.Fatalf("not deterministic: %v", err)
+	}
+	if _, err := p.PretrainQuestions(ctx, PretrainData{Databases: []string{"university", p.Eval[0].DatabaseName}, Instances: 1}); err == nil || !strings.Contains(err.Error(), p.Eval[0].DatabaseName) {
 		t.Fatalf("pre-training on an evaluation database: %v", err)
+	}
+	if _, err := p.PretrainQuestions(ctx, PretrainData{Instances: 0}); err == nil || !strings.Contains(err.Error(), "instance") {
+		t.Fatalf("no instances: %v", err)
 	}
 	// Guard: a base model pre-trained on a held-out question is refused.
 	prov := tinybase.Provenance{SeenSQL: []string{tinybase.SQLKey(p.Heldout[1].GoldSQL)}}
@@ -74,12 +107,17 @@ func TestPretrainSavesLoadableBase(t *testing.T) {
 	cfg := tinyPipelineConfig(t.TempDir())
 	cfg.TrainDatabases, cfg.DifficultyFilter, cfg.HeldoutFraction = []string{"university"}, []string{"easy"}, 0.2
 	cfg.SFTEpochs, cfg.SFTBatchSize = 1, 4
+	paths, err := bundled.EnsureAt(ctx, filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QuestionsPath, cfg.EvalQuestionsPath, cfg.DBDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
 	p, err := OpenData(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	pre, err := p.PretrainQuestions(ctx)
+	pre, err := p.PretrainQuestions(ctx, PretrainData{Instances: 1, PerInstance: 6})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,5 +153,79 @@ func TestPretrainSavesLoadableBase(t *testing.T) {
 	got, _ := q.Model.Logits([][]int32{{1, 2, 3}})
 	if got[0][2][5] != want[0][2][5] {
 		t.Fatalf("reloaded base differs: %v vs %v", got[0][2][5], want[0][2][5])
+	}
+}
+
+// TestPretrainResumesToTheSameModel: a pre-training interrupted after a few
+// steps (a checkpoint is saved) and run again continues from its latest
+// checkpoint and ends with the model of an uninterrupted run — the same
+// float32 weights, bit for bit: the same batches, learning rates and
+// optimizer state, computed by the same programs.
+func TestPretrainResumesToTheSameModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a tiny model three times")
+	}
+	ctx := context.Background()
+	paths, err := bundled.EnsureAt(ctx, filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(out string, stopAt int) (*Pipeline, PretrainResult, error) {
+		cfg := tinyPipelineConfig(out)
+		cfg.QuestionsPath, cfg.EvalQuestionsPath, cfg.DBDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
+		cfg.TrainDatabases, cfg.DifficultyFilter = []string{"university"}, []string{"easy"}
+		cfg.SFTEpochs, cfg.SFTBatchSize, cfg.SaveSteps = 2, 4, 2
+		p, err := OpenData(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		if p.Pretrain, err = p.PretrainQuestions(ctx, PretrainData{Instances: 1, PerInstance: 5, Seed: 3}); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.LoadModel(ctx); err != nil {
+			t.Fatal(err)
+		}
+		log, err := NewRunLog(t.TempDir(), 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runCtx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		log.OnLog = func(m Metrics) {
+			if int(m["step"]) == stopAt {
+				cancel()
+			}
+		}
+		res, err := p.RunPretrain(runCtx, log)
+		return p, res, err
+	}
+	whole, res, err := run(t.TempDir(), -1)
+	if err != nil || res.ResumedFrom != "" || res.Steps < 6 {
+		t.Fatalf("uninterrupted run: %+v, %v", res, err)
+	}
+	out := t.TempDir()
+	if _, _, err := run(out, 3); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: %v", err)
+	}
+	resumed, res2, err := run(out, -1)
+	if err != nil || filepath.Base(res2.ResumedFrom) != "checkpoint-3" || res2.Steps != res.Steps {
+		t.Fatalf("resumed run: %+v, %v", res2, err)
+	}
+	if ckpts, _ := filepath.Glob(filepath.Join(out, "pretrain", "checkpoint-*")); len(ckpts) != 1 {
+		t.Fatalf("checkpoints kept: %v (want the latest only)", ckpts)
+	}
+	a, b := whole.Model.HostWeights(), resumed.Model.HostWeights()
+	for _, spec := range whole.Model.Config.Weights() {
+		x, y := tensors.MustCopyFlatData[float32](a.Tensors[spec.Name]), tensors.MustCopyFlatData[float32](b.Tensors[spec.Name])
+		if !slices.Equal(x, y) {
+			i := 0
+			for i = range x {
+				if x[i] != y[i] {
+					break
+				}
+			}
+			t.Fatalf("%s differs after resuming: [%d] %v vs %v", spec.Name, i, x[i], y[i])
+		}
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -131,6 +132,10 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	// The wall time of every run on this work directory adds up, so that a
+	// pre-training cut into several runs reports its whole time.
+	earlier := readSeconds(filepath.Join(o.workDir, wallFile))
+	defer func() { writeSeconds(filepath.Join(o.workDir, wallFile), earlier+time.Since(start).Seconds()) }()
 	paths, err := bundled.EnsureAt(ctx, filepath.Join(o.workDir, "data"))
 	if err != nil {
 		return err
@@ -186,16 +191,34 @@ func run(ctx context.Context, args []string) error {
 		Excluded: fmt.Sprintf("every question of the bundled dataset (version %s) by gold SQL and text; the evaluation databases entirely",
 			bundled.Version),
 		Evaluation:  strings.Join(summary, "; "),
-		WallSeconds: time.Since(start).Seconds(),
-	}
-	if res.ResumedFrom != "" {
-		prov.WallSeconds = 0 // this run's time is only part of it
+		WallSeconds: earlier + time.Since(start).Seconds(),
 	}
 	if err := p.SaveBaseModel(o.outputDir, prov); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "wrote %s in %.0f s\n", o.outputDir, time.Since(start).Seconds())
 	return nil
+}
+
+// wallFile, in the work directory, holds the seconds of the runs so far.
+const wallFile = "wall_seconds.txt"
+
+func readSeconds(path string) float64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+func writeSeconds(path string, v float64) {
+	if err := os.WriteFile(path, []byte(strconv.FormatFloat(v, 'f', 1, 64)+"\n"), 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "pretrain: record the wall time:", err)
+	}
 }
 
 // Config is the from-scratch tiny preset (a random tiny model) over the

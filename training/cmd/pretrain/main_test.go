@@ -1,24 +1,45 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
+	"github.com/gosqlenv/gosqlenv/sqlenv/dataset/bundled"
 	"github.com/gosqlenv/gosqlenv/training"
 )
 
 func TestParse(t *testing.T) {
 	o, err := parse(nil)
-	if err != nil || o.epochs != defaultEpochs || o.batchSize != defaultBatchSize || o.learningRate != defaultLearningRate || o.outputDir != "training/tinybase/model" {
+	if err != nil || o.epochs != defaultEpochs || o.batchSize != defaultBatchSize || o.learningRate != defaultLearningRate ||
+		o.instances != defaultInstances || o.perInstance != defaultPerInstance || o.outputDir != "training/tinybase/model" ||
+		!slices.Equal(o.databases, bundled.Databases(dataset.Train)) {
 		t.Fatalf("defaults: %+v, %v", o, err)
 	}
-	cfg := Config(o, "/tmp/w")
-	if cfg.ModelName != training.TinyModelName || cfg.SFTEpochs != o.epochs || cfg.OutputDir != "/tmp/w" || cfg.TrainDatabases[0] != "university" {
+	o.workDir = "/tmp/w"
+	cfg := Config(o, bundled.PathsIn("/tmp/d"))
+	if cfg.ModelName != training.TinyModelName || cfg.SFTEpochs != o.epochs || cfg.OutputDir != "/tmp/w" || cfg.DBDir != "/tmp/d/databases" || cfg.SaveSteps != o.saveSteps {
 		t.Fatalf("config %+v", cfg)
 	}
-	for _, bad := range [][]string{{"-epochs", "0"}, {"-learning_rate", "-1"}, {"-batch_size", "0"}, {"extra"}} {
+	for _, bad := range [][]string{{"-epochs", "0"}, {"-learning_rate", "-1"}, {"-batch_size", "0"}, {"-instances", "0"}, {"-save_steps", "0"}, {"-per_instance", "-1"}, {"-databases", "cinema"}, {"extra"}} {
 		if _, err := parse(bad); err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(bad[0], "-")) {
 			t.Errorf("%v: %v", bad, err)
 		}
+	}
+	// The work directory is named by the settings: the same command finds
+	// its checkpoints again, other settings another folder.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	a, _ := parse([]string{"-instances", "3"})
+	b, _ := parse([]string{"-instances", "3", "-output_dir", "elsewhere"})
+	c, _ := parse([]string{"-instances", "4"})
+	da, err := defaultWorkDir(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, _ := defaultWorkDir(b)
+	dc, _ := defaultWorkDir(c)
+	if da != db || da == dc {
+		t.Fatalf("work directories %s, %s, %s", da, db, dc)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
 	"github.com/gosqlenv/gosqlenv/training/tinybase"
 	"github.com/gosqlenv/gosqlenv/training/tokenizer"
@@ -96,32 +97,37 @@ func (p *Pipeline) tinyCorpus(ctx context.Context) ([]string, error) {
 		system = GetSystemPrompt()
 	}
 	corpus := []string{system, "<|im_start|>system\n", "<|im_start|>user\n", "<|im_start|>assistant\n<think>\n\n</think>\n\n"}
-	qs := slices.Concat(p.Pretrain, p.Train)
-	oracle := sqlenv.NewOraclePolicy(qs)
-	env, err := p.NewEnv()
+	err := p.eachDatabase(slices.Concat(p.Pretrain, p.Train), func(group []dataset.QuestionRecord, newEnv func() (sqlenv.Env, error)) error {
+		oracle := sqlenv.NewOraclePolicy(group)
+		env, err := newEnv()
+		if err != nil {
+			return err
+		}
+		defer env.Close()
+		for _, q := range group {
+			obs, err := env.Reset(ctx, sqlenv.ResetOptions{QuestionID: q.QuestionID})
+			if err != nil {
+				return err
+			}
+			for {
+				corpus = append(corpus, FormatObservation(obs, p.Config.MaxResultChars))
+				if obs.Done {
+					break
+				}
+				a, err := oracle.Act(ctx, obs)
+				if err != nil {
+					return err
+				}
+				corpus = append(corpus, FormatAction(a))
+				if obs, err = env.Step(ctx, a); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	defer env.Close()
-	for _, q := range qs {
-		obs, err := env.Reset(ctx, sqlenv.ResetOptions{QuestionID: q.QuestionID})
-		if err != nil {
-			return nil, err
-		}
-		for {
-			corpus = append(corpus, FormatObservation(obs, p.Config.MaxResultChars))
-			if obs.Done {
-				break
-			}
-			a, err := oracle.Act(ctx, obs)
-			if err != nil {
-				return nil, err
-			}
-			corpus = append(corpus, FormatAction(a))
-			if obs, err = env.Step(ctx, a); err != nil {
-				return nil, err
-			}
-		}
 	}
 	return corpus, nil
 }

@@ -29,7 +29,7 @@ func (p *Pipeline) RunSFT(ctx context.Context, log *RunLog) error {
 // the number of samples. It warns when an oracle action is longer than
 // max_new_tokens.
 func (p *Pipeline) oracleTrainer(ctx context.Context, qs []dataset.QuestionRecord, subdir string, log *RunLog) (*SFTTrainer, int, error) {
-	samples, err := p.Roller.OracleSamples(ctx, qs)
+	samples, err := p.oracleSamples(ctx, qs)
 	if err != nil {
 		return nil, 0, err
 	}

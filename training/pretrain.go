@@ -15,8 +15,10 @@ import (
 	"strings"
 
 	"github.com/gomlx/compute/dtypes"
+	"github.com/gosqlenv/gosqlenv/sqlenv"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset/bundled"
+	"github.com/gosqlenv/gosqlenv/sqlenv/sqlitedb"
 	"github.com/gosqlenv/gosqlenv/training/tinybase"
 	"github.com/gosqlenv/gosqlenv/training/tokenizer"
 )
@@ -129,6 +131,58 @@ func (p *Pipeline) allQuestionKeys(ctx context.Context) (map[string]bool, error)
 // questionKey is a question's text as compared for pre-training: trimmed,
 // lower case.
 func questionKey(text string) string { return strings.ToLower(strings.TrimSpace(text)) }
+
+// eachDatabase calls fn with the questions of each database of qs in turn
+// (runs of consecutive questions of one database, in order) and a factory
+// of environments over a Databases that opens that database alone and is
+// closed after fn returns. Pre-training reads hundreds of instance
+// databases, and SQLite's heap limit is process-wide: kept open together,
+// their caches would leave a query no memory.
+func (p *Pipeline) eachDatabase(qs []dataset.QuestionRecord, fn func(group []dataset.QuestionRecord, newEnv func() (sqlenv.Env, error)) error) error {
+	for start := 0; start < len(qs); {
+		end := start + 1
+		for end < len(qs) && qs[end].DatabaseName == qs[start].DatabaseName {
+			end++
+		}
+		group := qs[start:end]
+		dbs := sqlenv.OpenDatabases(p.Databases.Dir(), sqlitedb.Limits{})
+		err := fn(group, func() (sqlenv.Env, error) {
+			return sqlenv.New(sqlenv.Config{Questions: group, Databases: dbs, StepBudget: p.Config.StepBudget})
+		})
+		if cerr := dbs.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+// oracleSamples plays the oracle on qs (Roller.OracleSamples), one
+// database at a time (eachDatabase).
+func (p *Pipeline) oracleSamples(ctx context.Context, qs []dataset.QuestionRecord) ([]Sample, error) {
+	var out []Sample
+	err := p.eachDatabase(qs, func(group []dataset.QuestionRecord, newEnv func() (sqlenv.Env, error)) error {
+		r := *p.Roller
+		r.newEnv = newEnv
+		samples, err := r.OracleSamples(ctx, group)
+		if err != nil {
+			return err
+		}
+		episodes := 0
+		if len(out) > 0 {
+			episodes = out[len(out)-1].Episode + 1
+		}
+		for i := range samples {
+			samples[i].Episode += episodes
+		}
+		out = append(out, samples...)
+		return nil
+	})
+	return out, err
+}
 
 // PretrainResult is what Pretrain did.
 type PretrainResult struct {

@@ -131,11 +131,13 @@ func sePair(a, b training.SplitResult) float64 {
 }
 
 // SolvedSideBySide shows up to n questions that the trained policy's
-// episodes solve, each beside the other policy's episode on the same
-// question (e.g. the random policy's).
-func SolvedSideBySide(otherName string, other sqlenv.EvalReport, trainedName string, trained sqlenv.EvalReport, n int) string {
+// episodes solve, each beside the other policies' episodes on the same
+// question (e.g. the random policy's and the model's before training), the
+// trained policy in the last column, questions in the trained report's
+// order.
+func SolvedSideBySide(n int, trained Column, others ...Column) string {
 	var solved sqlenv.EvalReport
-	for _, ep := range trained.Episodes {
+	for _, ep := range trained.Report.Episodes {
 		if ep.Correct {
 			solved.Episodes = append(solved.Episodes, ep)
 		}
@@ -143,15 +145,5 @@ func SolvedSideBySide(otherName string, other sqlenv.EvalReport, trainedName str
 	if len(solved.Episodes) == 0 {
 		return "<p>The trained model solved none of these questions.</p>"
 	}
-	byID := map[string]sqlenv.EpisodeReport{}
-	for _, ep := range solved.Episodes {
-		byID[ep.QuestionID] = ep
-	}
-	var left sqlenv.EvalReport
-	for _, ep := range other.Episodes {
-		if _, ok := byID[ep.QuestionID]; ok {
-			left.Episodes = append(left.Episodes, ep)
-		}
-	}
-	return SideBySide(otherName, left, trainedName, solved, n)
+	return SideBySide(n, append(slices.Clip(others), Column{Name: trained.Name, Report: solved})...)
 }

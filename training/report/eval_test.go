@@ -55,11 +55,17 @@ func TestEvalSummaryTableAndSolved(t *testing.T) {
 	trained := sqlenv.EvalReport{Episodes: []sqlenv.EpisodeReport{{QuestionID: "q1", Question: "first?", Correct: false},
 		{QuestionID: "q2", Question: "second <b>?", Correct: true}}}
 	random := sqlenv.EvalReport{Episodes: []sqlenv.EpisodeReport{{QuestionID: "q1", Question: "first?"}, {QuestionID: "q2", Question: "second <b>?"}}}
-	html := SolvedSideBySide("random policy", random, "trained", trained, 3)
-	if strings.Contains(html, "first?") || strings.Count(html, "second &lt;b&gt;?") != 2 {
-		t.Fatalf("solved side by side shows the wrong questions: %s", html)
+	base := sqlenv.EvalReport{Episodes: []sqlenv.EpisodeReport{{QuestionID: "q2", Question: "second <b>?", Turns: []sqlenv.Turn{{Action: sqlenv.Action{ActionType: sqlenv.Answer, Argument: "base guess"}}}}}}
+	html := SolvedSideBySide(3, Column{"trained", trained}, Column{"random policy", random}, Column{"base model", base})
+	if strings.Contains(html, "first?") || strings.Count(html, "second &lt;b&gt;?") != 3 || !strings.Contains(html, "base guess") ||
+		strings.Index(html, "random policy") > strings.Index(html, "base model") || strings.Index(html, "base model") > strings.Index(html, ">trained<") {
+		t.Fatalf("solved side by side shows the wrong questions or columns: %s", html)
 	}
-	if got := SolvedSideBySide("random policy", random, "trained", sqlenv.EvalReport{}, 3); !strings.Contains(got, "solved none") {
+	// A question one column lacks is left out.
+	if html := SolvedSideBySide(3, Column{"trained", trained}, Column{"base model", sqlenv.EvalReport{}}); strings.Contains(html, "second") {
+		t.Fatalf("question without a base episode shown: %s", html)
+	}
+	if got := SolvedSideBySide(3, Column{"trained", sqlenv.EvalReport{}}, Column{"random policy", random}); !strings.Contains(got, "solved none") {
 		t.Fatalf("nothing solved: %s", got)
 	}
 }

@@ -182,24 +182,62 @@ func Transcript(ep sqlenv.EpisodeReport) string {
 	return b.String()
 }
 
-// SideBySide shows, for the first n questions both reports share, the two
-// policies' transcripts next to each other.
-func SideBySide(leftName string, left sqlenv.EvalReport, rightName string, right sqlenv.EvalReport, n int) string {
-	byID := map[string]sqlenv.EpisodeReport{}
-	for _, ep := range right.Episodes {
-		byID[ep.QuestionID] = ep
+// Column is one policy's episodes in a side-by-side comparison.
+type Column struct {
+	// Name heads the column ("random policy", "trained model").
+	Name string
+	// Report holds the policy's episodes.
+	Report sqlenv.EvalReport
+}
+
+// SideBySide shows, for the first n questions of the last column that
+// every column has an episode of (the first of each), the columns'
+// transcripts next to each other, each question once.
+func SideBySide(n int, columns ...Column) string {
+	if len(columns) == 0 {
+		return ""
+	}
+	byID := make([]map[string]sqlenv.EpisodeReport, len(columns))
+	for i, c := range columns {
+		byID[i] = map[string]sqlenv.EpisodeReport{}
+		for _, ep := range c.Report.Episodes {
+			if _, dup := byID[i][ep.QuestionID]; !dup {
+				byID[i][ep.QuestionID] = ep
+			}
+		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, `<table style="%s"><tr><th style="%s;background:#f0f0f0">%s</th><th style="%s;background:#f0f0f0">%s</th></tr>`,
-		tableStyle, cellStyle, html.EscapeString(leftName), cellStyle, html.EscapeString(rightName))
-	shown := 0
-	for _, l := range left.Episodes {
-		r, ok := byID[l.QuestionID]
-		if !ok || shown >= n {
+	fmt.Fprintf(&b, `<table style="%s"><tr>`, tableStyle)
+	for _, c := range columns {
+		fmt.Fprintf(&b, `<th style="%s;background:#f0f0f0">%s</th>`, cellStyle, html.EscapeString(c.Name))
+	}
+	b.WriteString("</tr>")
+	shown, done := 0, map[string]bool{}
+	for _, last := range columns[len(columns)-1].Report.Episodes {
+		id := last.QuestionID
+		if shown >= n {
+			break
+		}
+		if done[id] {
 			continue
 		}
+		row := make([]sqlenv.EpisodeReport, len(columns))
+		complete := true
+		for i := range columns {
+			if row[i], complete = byID[i][id]; !complete {
+				break
+			}
+		}
+		if !complete {
+			continue
+		}
+		done[id] = true
 		shown++
-		fmt.Fprintf(&b, `<tr><td style="%s;width:50%%">%s</td><td style="%s;width:50%%">%s</td></tr>`, cellStyle, Transcript(l), cellStyle, Transcript(r))
+		b.WriteString("<tr>")
+		for _, ep := range row {
+			fmt.Fprintf(&b, `<td style="%s;width:%d%%;vertical-align:top">%s</td>`, cellStyle, 100/len(columns), Transcript(ep))
+		}
+		b.WriteString("</tr>")
 	}
 	b.WriteString("</table>")
 	return b.String()

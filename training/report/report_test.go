@@ -27,7 +27,7 @@ func TestHTMLIsEscapedAndComplete(t *testing.T) {
 	}
 	wrong := ep
 	wrong.Correct = false
-	side := SideBySide("random", sqlenv.EvalReport{Episodes: []sqlenv.EpisodeReport{wrong}}, "trained", sqlenv.EvalReport{Episodes: []sqlenv.EpisodeReport{ep}}, 5)
+	side := SideBySide(5, Column{"random", sqlenv.EvalReport{Episodes: []sqlenv.EpisodeReport{wrong}}}, Column{"trained", sqlenv.EvalReport{Episodes: []sqlenv.EpisodeReport{ep}}})
 	if strings.Count(side, "<tr>") < 2 || !strings.Contains(side, "✗ wrong") || !strings.Contains(side, "✓ correct") {
 		t.Fatalf("side by side:\n%s", side)
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -43,9 +44,9 @@ const renameFraction = 0.5
 // question its templates give at the difficulties (none: all), as
 // MoreQuestions does for the bundled database: ids
 // <InstanceName>_more_<k>, database name InstanceName. Deterministic: the
-// same (database, n) always gives the same rows and questions, so a
-// database file already at that path (written completely, through a
-// temporary file) is reused. Evaluation databases are refused, so that they
+// same (database, n) always gives the same rows and questions, so an
+// instance already in dbDir (its database and, beside it, its questions in
+// questions.json, each written through a temporary file) is reused. Evaluation databases are refused, so that they
 // stay unseen.
 func GenerateInstance(ctx context.Context, dbDir, database string, n int, difficulties ...dataset.Difficulty) ([]dataset.QuestionRecord, error) {
 	d, err := domainNamed(database)
@@ -62,32 +63,54 @@ func GenerateInstance(ctx context.Context, dbDir, database string, n int, diffic
 	inst := *d
 	inst.name = InstanceName(database, n)
 	path := sqlitedb.Path(dbDir, inst.name)
-	if _, err := os.Stat(path); err != nil {
-		if err := writeInstance(ctx, path, d, inst.name); err != nil {
+	qpath := filepath.Join(filepath.Dir(path), instanceQuestionsFile)
+	qs, err := dataset.Load(ctx, qpath, dataset.LoadOptions{})
+	if err != nil {
+		if qs, err = writeInstance(ctx, path, qpath, &inst, d); err != nil {
 			return nil, fmt.Errorf("instance %s: %w", inst.name, err)
 		}
+	}
+	if len(difficulties) > 0 {
+		qs = slices.DeleteFunc(qs, func(q dataset.QuestionRecord) bool { return !slices.Contains(difficulties, q.Difficulty) })
+	}
+	return qs, nil
+}
+
+// instanceQuestionsFile, beside an instance's database, holds all its
+// questions (every difficulty), written after the database.
+const instanceQuestionsFile = "questions.json"
+
+// writeInstance draws the instance's tables, writes them to path and its
+// questions (every difficulty) to qpath, each through a temporary file, so
+// that a file at either path is always complete.
+func writeInstance(ctx context.Context, path, qpath string, inst, d *domain) ([]dataset.QuestionRecord, error) {
+	tables := d.build(&gen{r: newRand(inst.name + "/data")})
+	renameWords(tables, protectedWords(d.templates), newRand(inst.name+"/rename"))
+	tmp := path + ".partial"
+	for _, f := range []string{tmp, path} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	if err := writeDatabase(ctx, tmp, tables); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, err
 	}
 	db, err := sqlitedb.Open(path, sqlitedb.Limits{})
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
-	return allQuestions(ctx, db, &inst, difficulties)
-}
-
-// writeInstance draws the instance's tables and writes them to path
-// through a temporary file, so that a file at path is always complete.
-func writeInstance(ctx context.Context, path string, d *domain, name string) error {
-	tables := d.build(&gen{r: newRand(name + "/data")})
-	renameWords(tables, protectedWords(d.templates), newRand(name+"/rename"))
-	tmp := path + ".partial"
-	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
+	qs, err := allQuestions(ctx, db, inst, nil)
+	if err != nil {
+		return nil, err
 	}
-	if err := writeDatabase(ctx, tmp, tables); err != nil {
-		return err
+	if err := dataset.Save(qpath+".partial", qs); err != nil {
+		return nil, err
 	}
-	return os.Rename(tmp, path)
+	return qs, os.Rename(qpath+".partial", qpath)
 }
 
 // domainNamed returns the domain of a generated database.

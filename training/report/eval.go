@@ -109,17 +109,22 @@ func Findings(s training.EvalSummary) string {
 		summary = " In short: it has learned the questions it was trained on, and it does not generalise to new questions, even about the same database."
 	case beats[training.SplitTrain] && beats[training.SplitHeldout] && !beats[training.SplitUnseen]:
 		summary = " In short: it generalises to new questions about its training databases, not to other databases."
+	case beats[training.SplitTrain] && beats[training.SplitHeldout] && beats[training.SplitUnseen]:
+		summary = " In short: it generalises to new questions about its training databases, and beyond chance to databases it never saw."
 	}
-	sft, okS := s[training.SplitTrain][training.PolicySFT]
-	grpo, okG := s[training.SplitTrain][training.PolicyGRPO]
-	if okS && okG {
+	for _, split := range []string{training.SplitTrain, training.SplitHeldout} {
+		sft, okS := s[split][training.PolicySFT]
+		grpo, okG := s[split][training.PolicyGRPO]
+		if !okS || !okG {
+			continue
+		}
 		d := grpo.SampledSuccess - sft.SampledSuccess
 		se := sePair(grpo, sft)
 		switch {
 		case d > 2*se:
-			out += fmt.Sprintf(" GRPO raised sampled success on the training questions by %.1f points (%.1f standard errors) over SFT.", 100*d, d/se)
+			out += fmt.Sprintf(" GRPO raised sampled success on the %s by %.1f points (%.1f standard errors) over SFT.", splitTitles[split], 100*d, d/se)
 		case se > 0:
-			out += fmt.Sprintf(" GRPO changed sampled success on the training questions by %+.1f points (%.1f standard errors): not a clear gain.", 100*d, d/se)
+			out += fmt.Sprintf(" GRPO changed sampled success on the %s by %+.1f points (%.1f standard errors): not a clear gain.", splitTitles[split], 100*d, d/se)
 		}
 	}
 	return out + summary

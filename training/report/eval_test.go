@@ -35,6 +35,18 @@ func TestFindings(t *testing.T) {
 			t.Errorf("findings lack %q:\n%s", want, got)
 		}
 	}
+	generalises := summaryOf(map[string]map[string][3]float64{
+		training.SplitTrain:   {"random": {0, 0.01, 0.01}, "sft": {0.75, 0.60, 0.02}, "grpo": {0.83, 0.70, 0.02}},
+		training.SplitHeldout: {"random": {0, 0, 0}, "sft": {0.45, 0.30, 0.02}, "grpo": {0.50, 0.40, 0.02}},
+		training.SplitUnseen:  {"random": {0.02, 0.01, 0.005}, "sft": {0.05, 0.04, 0.01}, "grpo": {0.06, 0.05, 0.01}},
+	})
+	got = Findings(generalises)
+	for _, want := range []string{"on the held-out questions (training databases) by 10.0 points (3.5 standard errors)",
+		"on the training questions by 10.0 points", "better than random, far from solved", "beyond chance to databases it never saw"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("findings lack %q:\n%s", want, got)
+		}
+	}
 	flat := summaryOf(map[string]map[string][3]float64{
 		training.SplitTrain: {"random": {0, 0, 0}, "sft": {0.5, 0.40, 0.05}, "grpo": {0.5, 0.42, 0.05}},
 	})

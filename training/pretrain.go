@@ -11,8 +11,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gosqlenv/gosqlenv/sqlenv"
@@ -42,8 +44,8 @@ type PretrainData struct {
 }
 
 // PretrainQuestions generates the instances of d into the pipeline's
-// database directory (an instance already there is reused: its bytes are
-// deterministic) and returns their questions at the configured
+// database directory, several at a time (an instance already there is
+// reused: its bytes are deterministic) and returns their questions at the configured
 // difficulties, minus any whose gold SQL or text is that of a question of
 // the pipeline's question files (every training, held-out and evaluation
 // question, whatever the split settings) — so that every split measures
@@ -73,28 +75,51 @@ func (p *Pipeline) PretrainQuestions(ctx context.Context, d PretrainData) ([]dat
 	for _, x := range p.Config.DifficultyFilter {
 		diffs = append(diffs, dataset.Difficulty(x))
 	}
-	var out []dataset.QuestionRecord
+	type job struct {
+		db string
+		n  int
+	}
+	var jobs []job
 	for n := 1; n <= d.Instances; n++ {
 		for _, db := range dbs {
-			qs, err := bundled.GenerateInstance(ctx, p.Databases.Dir(), db, n, diffs...)
-			if err != nil {
-				return nil, err
-			}
-			qs = slices.DeleteFunc(qs, func(q dataset.QuestionRecord) bool {
-				return used[tinybase.SQLKey(q.GoldSQL)] || used[questionKey(q.QuestionText)]
-			})
-			if d.PerInstance > 0 && len(qs) > d.PerInstance {
-				r := rand.New(rand.NewPCG(uint64(d.Seed), idHash(bundled.InstanceName(db, n))))
-				pick := r.Perm(len(qs))[:d.PerInstance]
-				slices.Sort(pick)
-				kept := make([]dataset.QuestionRecord, len(pick))
-				for i, k := range pick {
-					kept[i] = qs[k]
-				}
-				qs = kept
-			}
-			out = append(out, qs...)
+			jobs = append(jobs, job{db, n})
 		}
+	}
+	generated := make([][]dataset.QuestionRecord, len(jobs))
+	errs := make([]error, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Go(func() {
+			for i := range next {
+				generated[i], errs[i] = bundled.GenerateInstance(ctx, p.Databases.Dir(), jobs[i].db, jobs[i].n, diffs...)
+			}
+		})
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var out []dataset.QuestionRecord
+	for i, j := range jobs {
+		qs := slices.DeleteFunc(generated[i], func(q dataset.QuestionRecord) bool {
+			return used[tinybase.SQLKey(q.GoldSQL)] || used[questionKey(q.QuestionText)]
+		})
+		if d.PerInstance > 0 && len(qs) > d.PerInstance {
+			r := rand.New(rand.NewPCG(uint64(d.Seed), idHash(bundled.InstanceName(j.db, j.n))))
+			pick := r.Perm(len(qs))[:d.PerInstance]
+			slices.Sort(pick)
+			kept := make([]dataset.QuestionRecord, len(pick))
+			for k, at := range pick {
+				kept[k] = qs[at]
+			}
+			qs = kept
+		}
+		out = append(out, qs...)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no pre-training questions left for %v", dbs)

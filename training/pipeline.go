@@ -33,6 +33,9 @@ type Pipeline struct {
 	// model, see PretrainQuestions): the environment and the tiny vocabulary
 	// include them.
 	Pretrain []dataset.QuestionRecord
+	// PretrainLoss chooses the tokens RunPretrain trains on ("":
+	// PretrainOnText).
+	PretrainLoss PretrainLoss
 	// TokenizerPattern is the pre-tokenizer pattern of the vocabulary
 	// learned for model_name tiny ("": Qwen's); the pretrain command sets
 	// TinyTokenizerPattern.

@@ -209,6 +209,23 @@ func (p *Pipeline) oracleSamples(ctx context.Context, qs []dataset.QuestionRecor
 	return out, err
 }
 
+// PretrainLoss says which tokens of an oracle turn pre-training learns to
+// predict.
+type PretrainLoss string
+
+const (
+	// PretrainOnText (the default) trains on every token of each turn —
+	// the question, the observations and the oracle's action: language
+	// modelling of whole episodes. It gives ten times the training signal
+	// of the actions alone, and much of it (a result line repeating a value,
+	// a table's columns listed again) teaches the model to find and copy
+	// text, which answering new questions needs.
+	PretrainOnText PretrainLoss = "text"
+	// PretrainOnActions trains on the oracle's actions only, as the SFT
+	// warm-up does.
+	PretrainOnActions PretrainLoss = "actions"
+)
+
 // PretrainResult is what Pretrain did.
 type PretrainResult struct {
 	Questions, Samples int
@@ -222,8 +239,9 @@ type PretrainResult struct {
 }
 
 // RunPretrain trains the pipeline's model on questions (PretrainQuestions) the
-// way the SFT warm-up does — the oracle's turns, assistant-only loss,
-// sft_epochs over sft_batch_size samples per step at sft_learning_rate —
+// way the SFT warm-up does — the oracle's turns, sft_epochs over
+// sft_batch_size samples per step at sft_learning_rate — with the loss on
+// the tokens Pipeline.PretrainLoss names (every token by default),
 // with checkpoints under output_dir/pretrain every save_steps steps (the
 // latest one kept). It continues from the latest checkpoint there, if any,
 // exactly where that run stopped: a pre-training cut into several runs
@@ -237,6 +255,15 @@ func (p *Pipeline) RunPretrain(ctx context.Context, log *RunLog) (PretrainResult
 	tr, samples, err := p.oracleTrainer(ctx, p.Pretrain, "pretrain", log)
 	if err != nil {
 		return PretrainResult{}, err
+	}
+	if p.PretrainLoss != PretrainOnActions {
+		for i := range tr.Samples {
+			s := &tr.Samples[i]
+			s.Mask = make([]int32, len(s.IDs))
+			for k := 1; k < len(s.Mask); k++ { // the first token has no prefix to predict it from
+				s.Mask[k] = 1
+			}
+		}
 	}
 	tr.Stage, tr.KeepLastCheckpoint = "pretrain", true
 	res := PretrainResult{Questions: len(p.Pretrain), Samples: samples, Steps: tr.TotalSteps()}

@@ -62,6 +62,9 @@ type Provenance struct {
 	// PerInstance the questions taken from each (0: all).
 	Instances   int `json:"instances"`
 	PerInstance int `json:"per_instance"`
+	// Loss names the tokens trained on: "text" (every token of each oracle
+	// turn) or "actions" (the oracle's actions only).
+	Loss string `json:"loss"`
 	// Questions and Samples count the pre-training questions and the oracle
 	// turns made of them (one sample per action).
 	Questions int `json:"questions"`

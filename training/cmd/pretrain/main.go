@@ -59,6 +59,7 @@ type options struct {
 	epochs, batchSize, saveSteps int
 	learningRate                 float64
 	seed                         int64
+	loss                         string
 }
 
 // Defaults of the shipped model (provenance.json records what was used).
@@ -83,6 +84,7 @@ func parse(args []string) (options, error) {
 	fs.IntVar(&o.saveSteps, "save_steps", defaultSaveSteps, "optimizer steps between checkpoints (the latest is kept)")
 	fs.Float64Var(&o.learningRate, "learning_rate", defaultLearningRate, "peak learning rate (linear decay to 0)")
 	fs.Int64Var(&o.seed, "seed", 1, "initialisation, question choice and shuffling seed")
+	fs.StringVar(&o.loss, "loss", string(training.PretrainOnText), "tokens trained on: text (every token of each turn: question, observations, action) or actions (the oracle's actions only)")
 	train := bundled.Databases(dataset.Train)
 	dbs := fs.String("databases", strings.Join(train, ","), "comma-separated bundled training databases whose instances it learns")
 	if err := fs.Parse(args); err != nil {
@@ -102,6 +104,9 @@ func parse(args []string) (options, error) {
 	if len(o.databases) == 0 {
 		return o, errors.New("-databases: name at least one database")
 	}
+	if o.loss != string(training.PretrainOnText) && o.loss != string(training.PretrainOnActions) {
+		return o, fmt.Errorf("-loss %q: want %s or %s", o.loss, training.PretrainOnText, training.PretrainOnActions)
+	}
 	if o.instances < 1 || o.epochs < 1 || o.batchSize < 1 || o.saveSteps < 1 || !(o.learningRate > 0) || o.perInstance < 0 {
 		return o, fmt.Errorf("-instances %d, -epochs %d, -batch_size %d, -save_steps %d, -learning_rate %g: all must be positive (-per_instance %d: at least 0)",
 			o.instances, o.epochs, o.batchSize, o.saveSteps, o.learningRate, o.perInstance)
@@ -116,7 +121,7 @@ func defaultWorkDir(o options) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("no user cache directory (give -work_dir): %w", err)
 	}
-	key := fmt.Sprintf("%v %d %d %d %d %g %d", o.databases, o.instances, o.perInstance, o.epochs, o.batchSize, o.learningRate, o.seed)
+	key := fmt.Sprintf("%v %d %d %d %d %g %d %s", o.databases, o.instances, o.perInstance, o.epochs, o.batchSize, o.learningRate, o.seed, o.loss)
 	sum := sha256.Sum256([]byte(key))
 	return filepath.Join(base, "gosqlenv", "pretrain-"+hex.EncodeToString(sum[:6])), nil
 }
@@ -152,7 +157,7 @@ func run(ctx context.Context, args []string) error {
 	if p.Pretrain, err = p.PretrainQuestions(ctx, data); err != nil {
 		return err
 	}
-	p.TokenizerPattern = training.TinyTokenizerPattern
+	p.TokenizerPattern, p.PretrainLoss = training.TinyTokenizerPattern, training.PretrainLoss(o.loss)
 	if err := p.LoadModel(ctx); err != nil {
 		return err
 	}
@@ -184,7 +189,7 @@ func run(ctx context.Context, args []string) error {
 		Created:   time.Now().UTC().Format(time.RFC3339),
 		Machine:   machine(),
 		Databases: o.databases, Difficulties: cfg.DifficultyFilter,
-		Instances: o.instances, PerInstance: o.perInstance,
+		Instances: o.instances, PerInstance: o.perInstance, Loss: o.loss,
 		Questions: res.Questions, Samples: res.Samples,
 		Epochs: o.epochs, LearningRate: o.learningRate, BatchSize: o.batchSize, Seed: o.seed,
 		FinalLoss: res.FinalLoss,
@@ -239,8 +244,8 @@ func Config(o options, paths bundled.Paths) training.GRPOConfig {
 // commandLine is the command that rebuilds the model with every setting
 // spelled out, so that it means the same when the defaults change.
 func commandLine(o options) string {
-	return fmt.Sprintf("GOEXPERIMENT=simd go run ./training/cmd/pretrain -databases %s -instances %d -per_instance %d -epochs %d -batch_size %d -learning_rate %g -seed %d -output_dir %s",
-		strings.Join(o.databases, ","), o.instances, o.perInstance, o.epochs, o.batchSize, o.learningRate, o.seed, o.outputDir)
+	return fmt.Sprintf("GOEXPERIMENT=simd go run ./training/cmd/pretrain -databases %s -instances %d -per_instance %d -loss %s -epochs %d -batch_size %d -learning_rate %g -seed %d -output_dir %s",
+		strings.Join(o.databases, ","), o.instances, o.perInstance, o.loss, o.epochs, o.batchSize, o.learningRate, o.seed, o.outputDir)
 }
 
 func gitCommit() string {

@@ -22,7 +22,7 @@ func TestParse(t *testing.T) {
 	if cfg.ModelName != training.TinyModelName || cfg.SFTEpochs != o.epochs || cfg.OutputDir != "/tmp/w" || cfg.DBDir != "/tmp/d/databases" || cfg.SaveSteps != o.saveSteps {
 		t.Fatalf("config %+v", cfg)
 	}
-	for _, bad := range [][]string{{"-epochs", "0"}, {"-learning_rate", "-1"}, {"-batch_size", "0"}, {"-instances", "0"}, {"-save_steps", "0"}, {"-per_instance", "-1"}, {"-databases", "cinema"}, {"extra"}} {
+	for _, bad := range [][]string{{"-epochs", "0"}, {"-learning_rate", "-1"}, {"-batch_size", "0"}, {"-instances", "0"}, {"-save_steps", "0"}, {"-per_instance", "-1"}, {"-databases", "cinema"}, {"-loss", "everything"}, {"extra"}} {
 		if _, err := parse(bad); err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(bad[0], "-")) {
 			t.Errorf("%v: %v", bad, err)
 		}
@@ -33,6 +33,11 @@ func TestParse(t *testing.T) {
 	a, _ := parse([]string{"-instances", "3"})
 	b, _ := parse([]string{"-instances", "3", "-output_dir", "elsewhere"})
 	c, _ := parse([]string{"-instances", "4"})
+	if d, _ := parse([]string{"-instances", "3", "-loss", "actions"}); d.loss != "actions" {
+		t.Fatalf("-loss actions: %+v", d)
+	} else if dd, _ := defaultWorkDir(d); dd == mustWorkDir(t, a) {
+		t.Fatal("-loss does not change the work directory")
+	}
 	da, err := defaultWorkDir(a)
 	if err != nil {
 		t.Fatal(err)
@@ -42,4 +47,12 @@ func TestParse(t *testing.T) {
 	if da != db || da == dc {
 		t.Fatalf("work directories %s, %s, %s", da, db, dc)
 	}
+}
+
+func mustWorkDir(t *testing.T, o options) string {
+	d, err := defaultWorkDir(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

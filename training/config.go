@@ -76,6 +76,12 @@ type GRPOConfig struct {
 	// constants. Which questions is fixed by a hash of their ids (the same
 	// for every seed and file order). Default 0.2; 0 holds none out.
 	HeldoutFraction float64 `json:"heldout_fraction" yaml:"heldout_fraction" help:"fraction of each training database's questions held out for evaluation"`
+	// HeldoutGenerated adds, for each training database of the bundled
+	// dataset, this many generated questions to the held-out split
+	// (bundled.MoreQuestions: the same kinds of questions with other
+	// constants, none a question of the files), chosen by a hash of their
+	// ids, so that the split is large enough to measure. Default 0.
+	HeldoutGenerated int `json:"heldout_generated" yaml:"heldout_generated" help:"generated questions of each bundled training database added to the held-out split"`
 	// MaxTrainQuestions caps the training questions (after filtering and
 	// holding out), taken in turn from each database so that every database
 	// keeps its share. Default 0 = all.
@@ -400,6 +406,7 @@ func (c *GRPOConfig) checkModelAndData(v *checker) {
 	v.within("heldout_fraction", c.HeldoutFraction, 0, 1, true)
 	v.atLeast("max_train_questions", c.MaxTrainQuestions, 0)
 	v.atLeast("max_eval_questions", c.MaxEvalQuestions, 0)
+	v.atLeast("heldout_generated", c.HeldoutGenerated, 0)
 	v.atLeast("eval_samples", c.EvalSamples, 0)
 }
 

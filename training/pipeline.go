@@ -1,6 +1,7 @@
 package training
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset/bundled"
 	"github.com/gosqlenv/gosqlenv/sqlenv/sqlitedb"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
+	"github.com/gosqlenv/gosqlenv/training/tinybase"
 )
 
 // Pipeline holds everything a run needs, built from a GRPOConfig: questions,
@@ -150,6 +152,13 @@ func (p *Pipeline) loadQuestions(ctx context.Context) error {
 		return fmt.Errorf("heldout_fraction = %g leaves no training questions of %d", c.HeldoutFraction, len(all))
 	}
 	p.Train, p.Heldout = SpreadOverDatabases(train, c.MaxTrainQuestions), heldout
+	if c.HeldoutGenerated > 0 {
+		more, err := GeneratedHeldout(ctx, dbDir, all, c.HeldoutGenerated, c.DifficultyFilter)
+		if err != nil {
+			return err
+		}
+		p.Heldout = append(p.Heldout, more...)
+	}
 	if evalPath != "" {
 		if p.Eval, err = load(evalPath, dataset.Eval, nil); err != nil {
 			return err
@@ -157,6 +166,40 @@ func (p *Pipeline) loadQuestions(ctx context.Context) error {
 	}
 	p.Databases = sqlenv.OpenDatabases(dbDir, sqlitedb.Limits{})
 	return nil
+}
+
+// GeneratedHeldout returns, for each database of qs (a bundled training
+// database), n questions its templates give at the difficulties
+// (bundled.MoreQuestions) that are not questions of qs — neither their gold
+// SQL nor their text — chosen by a hash of their ids: the held-out split's
+// generated questions (heldout_generated). Pre-training leaves them out as
+// it leaves out the files' questions.
+func GeneratedHeldout(ctx context.Context, dbDir string, qs []dataset.QuestionRecord, n int, difficulties []string) ([]dataset.QuestionRecord, error) {
+	used := map[string]bool{}
+	var dbs []string
+	for _, q := range qs {
+		used[tinybase.SQLKey(q.GoldSQL)], used[questionKey(q.QuestionText)] = true, true
+		if !slices.Contains(dbs, q.DatabaseName) {
+			dbs = append(dbs, q.DatabaseName)
+		}
+	}
+	var diffs []dataset.Difficulty
+	for _, d := range difficulties {
+		diffs = append(diffs, dataset.Difficulty(d))
+	}
+	var out []dataset.QuestionRecord
+	for _, db := range dbs {
+		more, err := bundled.MoreQuestions(ctx, dbDir, db, diffs...)
+		if err != nil {
+			return nil, fmt.Errorf("heldout_generated: %w", err)
+		}
+		more = slices.DeleteFunc(more, func(q dataset.QuestionRecord) bool {
+			return used[tinybase.SQLKey(q.GoldSQL)] || used[questionKey(q.QuestionText)]
+		})
+		slices.SortStableFunc(more, func(a, b dataset.QuestionRecord) int { return cmp.Compare(idHash(a.QuestionID), idHash(b.QuestionID)) })
+		out = append(out, more[:min(n, len(more))]...)
+	}
+	return out, nil
 }
 
 // EvalQuestions returns up to max_eval_questions questions of an evaluation

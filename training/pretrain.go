@@ -129,7 +129,8 @@ func (p *Pipeline) PretrainQuestions(ctx context.Context, d PretrainData) ([]dat
 
 // allQuestionKeys fingerprints (SQLKey of the gold SQL, questionKey of the
 // text) every question of the pipeline's question files, of every database
-// and difficulty.
+// and difficulty, and the generated held-out questions of the training
+// databases (pretrainHeldoutReserve per database).
 func (p *Pipeline) allQuestionKeys(ctx context.Context) (map[string]bool, error) {
 	used := map[string]bool{}
 	for _, q := range slices.Concat(p.Train, p.Heldout, p.Eval) {
@@ -149,9 +150,26 @@ func (p *Pipeline) allQuestionKeys(ctx context.Context) (map[string]bool, error)
 		for _, q := range qs {
 			used[tinybase.SQLKey(q.GoldSQL)], used[questionKey(q.QuestionText)] = true, true
 		}
+		if f.split != dataset.Train {
+			continue
+		}
+		// The generated held-out questions a run of these difficulties may
+		// ask (up to pretrainHeldoutReserve per database).
+		more, err := GeneratedHeldout(ctx, p.Databases.Dir(), qs, pretrainHeldoutReserve, p.Config.DifficultyFilter)
+		if err != nil {
+			return nil, err
+		}
+		for _, q := range more {
+			used[tinybase.SQLKey(q.GoldSQL)], used[questionKey(q.QuestionText)] = true, true
+		}
 	}
 	return used, nil
 }
+
+// pretrainHeldoutReserve is the number of generated held-out questions of
+// each training database (GeneratedHeldout) that pre-training leaves out:
+// a base model suits runs with heldout_generated up to it.
+const pretrainHeldoutReserve = 100
 
 // questionKey is a question's text as compared for pre-training: trimmed,
 // lower case.

@@ -18,7 +18,7 @@ import (
 // those of redrawn instances of the training databases, and none has the
 // gold SQL or the text of any question of the bundled dataset (every
 // database, difficulty and split — also those this run's settings leave
-// out).
+// out) or of the generated held-out questions a run may ask.
 func TestPretrainQuestionsLeaveSplitsOut(t *testing.T) {
 	ctx := context.Background()
 	cfg := DefaultGRPOConfig()
@@ -51,8 +51,12 @@ func TestPretrainQuestionsLeaveSplitsOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	reserve, err := GeneratedHeldout(ctx, paths.DBDir, all, pretrainHeldoutReserve, cfg.DifficultyFilter)
+	if err != nil {
+		t.Fatal(err)
+	}
 	used := map[string]string{}
-	for _, q := range append(all, evalQs...) {
+	for _, q := range slices.Concat(all, evalQs, reserve) {
 		used[tinybase.SQLKey(q.GoldSQL)] = q.QuestionID
 		used[strings.ToLower(q.QuestionText)] = q.QuestionID
 	}
@@ -227,5 +231,75 @@ func TestPretrainResumesToTheSameModel(t *testing.T) {
 			}
 			t.Fatalf("%s differs after resuming: [%d] %v vs %v", spec.Name, i, x[i], y[i])
 		}
+	}
+}
+
+// TestGeneratedHeldout: heldout_generated adds generated questions of each
+// training database to the held-out split — none a question of the files,
+// of the filtered difficulties, the same for every run — and the questions
+// of a smaller n are among those of a larger one, so that pre-training,
+// which leaves out pretrainHeldoutReserve of them, never saw any a run asks.
+func TestGeneratedHeldout(t *testing.T) {
+	ctx := context.Background()
+	cfg := DefaultGRPOConfig()
+	TinyPreset(&cfg)
+	cfg.OutputDir = t.TempDir()
+	p, err := OpenData(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if len(p.Heldout) < 60 || cfg.HeldoutGenerated < 50 {
+		t.Fatalf("the tiny preset holds out %d questions (heldout_generated %d): too few to measure", len(p.Heldout), cfg.HeldoutGenerated)
+	}
+	paths, err := bundled.Ensure(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := dataset.Load(ctx, paths.TrainQuestions, dataset.LoadOptions{DBDir: paths.DBDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[string]string{}
+	for _, q := range file {
+		used[tinybase.SQLKey(q.GoldSQL)], used[strings.ToLower(q.QuestionText)] = q.QuestionID, q.QuestionID
+	}
+	generated := 0
+	for _, q := range p.Heldout {
+		if !strings.Contains(q.QuestionID, "_more_") {
+			continue
+		}
+		generated++
+		if id, ok := used[tinybase.SQLKey(q.GoldSQL)]; ok {
+			t.Errorf("generated held-out %s has the gold SQL of %s", q.QuestionID, id)
+		}
+		if id, ok := used[strings.ToLower(q.QuestionText)]; ok {
+			t.Errorf("generated held-out %s has the text of %s", q.QuestionID, id)
+		}
+		if q.Difficulty == dataset.Hard || q.DatabaseName != "university" {
+			t.Errorf("generated held-out question outside the filters: %+v", q)
+		}
+	}
+	if generated != cfg.HeldoutGenerated {
+		t.Fatalf("%d generated held-out questions, want %d", generated, cfg.HeldoutGenerated)
+	}
+	all := slices.Concat(p.Train, p.Heldout[:len(p.Heldout)-generated])
+	small, err := GeneratedHeldout(ctx, paths.DBDir, all, 20, cfg.DifficultyFilter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	large, err := GeneratedHeldout(ctx, paths.DBDir, all, pretrainHeldoutReserve, cfg.DifficultyFilter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(small) != 20 || len(large) != pretrainHeldoutReserve || !slices.EqualFunc(small, large[:20], func(a, b dataset.QuestionRecord) bool { return a.QuestionID == b.QuestionID }) {
+		t.Fatalf("20 generated held-out questions are not the first of %d: %v vs %v", pretrainHeldoutReserve, QuestionIDs(small), QuestionIDs(large[:20]))
+	}
+	kinds := map[string]bool{}
+	for _, q := range small {
+		kinds[strings.Fields(q.GoldSQL)[1]] = true
+	}
+	if len(kinds) < 2 {
+		t.Fatalf("generated held-out questions all of one kind: %v", kinds)
 	}
 }

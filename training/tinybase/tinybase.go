@@ -1,21 +1,24 @@
 // Package tinybase ships the tiny preset's pre-trained base model: a small
 // Qwen3 (training.TinyModelConfig, 0.5 M parameters) with its own byte-level
-// BPE vocabulary, initialised at random and then trained by this project on
-// oracle episodes of redrawn instances of the ten bundled training databases
-// (bundled.GenerateInstance: the same schemas and question templates, other
-// rows, half of the words made up) — language modelling of whole episodes
-// (question, observations, actions) — in Hugging Face's format
-// (config.json, model.safetensors, tokenizer.json), embedded in the binary.
+// BPE vocabulary, initialised at random and then trained by this project to
+// imitate the environment's oracle on generated questions of the bundled
+// `university` database, in Hugging Face's format (config.json,
+// model.safetensors, tokenizer.json), embedded in the binary.
 //
-// Because every name, number and answer changes from one instance to the
-// next, the model cannot learn questions by heart: to answer, it has to copy
-// the question's constants into its SQL and the result's values into its
-// answer. None of the bundled dataset's questions, and none of its
-// evaluation databases, was in its pre-training (Provenance.SeenSQL lets a
-// run check that). `go run ./training/cmd/pretrain` rebuilds it (resuming
-// an interrupted run); model/provenance.json records the command, settings,
-// data, machine and time, and BENCHMARKS.md ("The tiny base model") what
-// it can do.
+// Starting from it, the CPU preset's SFT warm-up and GRPO reach far higher
+// success on their training questions than from random weights. It was made
+// to find out whether pre-training on other questions of the same kinds
+// teaches a model this small to generalise — to copy values from a question
+// into its SQL — and it mostly does not: it copies values from a result into
+// its answer, but writes memorised constants into its SQL (BENCHMARKS.md,
+// "The tiny base model"). The questions the training pipeline trains on,
+// holds out and evaluates on were left out of its pre-training
+// (Provenance.SeenSQL lets a run check that). model/provenance.json records
+// the command and commit that made it, settings, data, machine and time.
+// `go run ./training/cmd/pretrain` now pre-trains on redrawn instances of
+// the databases instead (every name, number and answer changes, so nothing
+// can be learned by heart), resumably; BENCHMARKS.md reports how far that
+// has got.
 package tinybase
 
 import (

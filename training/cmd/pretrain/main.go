@@ -1,17 +1,22 @@
-// Command pretrain rebuilds the tiny base model shipped in package tinybase:
-// a randomly initialised tiny Qwen3 (training.TinyModelConfig) with a
-// vocabulary learned from its data, trained to imitate the environment's
-// oracle on questions of redrawn instances of the bundled training databases
-// (bundled.GenerateInstance: same schemas and question templates, other
-// rows, half of the words made up), none of which is a question of the
-// bundled dataset. It writes the model, the tokenizer and provenance.json
-// (this command line, commit, machine, time, settings, the success it
-// reached and the fingerprints of the SQL it saw).
+// Command pretrain builds a tiny base model for package tinybase: a
+// randomly initialised tiny Qwen3 (training.TinyModelConfig) with a
+// vocabulary learned from its data, trained on oracle episodes of redrawn
+// instances of bundled training databases (bundled.GenerateInstance: same
+// schemas and question templates, other rows, half of the words made up) —
+// language modelling of whole turns by default — none of which is a
+// question of the bundled dataset or one of the generated held-out
+// questions a run may ask. It writes the model, the tokenizer and
+// provenance.json (this command line, commit, machine, time, settings, the
+// success it reached and the fingerprints of the SQL it saw).
 //
 // Its work directory (checkpoints, generated data, vocabulary) is named by
 // the settings, so running the same command again after an interruption
 // (Ctrl-C saves a checkpoint) continues where it stopped and ends with the
 // same model as one uninterrupted run.
+//
+// The model shipped today was made by an earlier version of this command
+// (its provenance.json names the command and commit); BENCHMARKS.md ("The
+// tiny base model") reports what the instance pre-training reached so far.
 //
 //	GOEXPERIMENT=simd go run ./training/cmd/pretrain [-output_dir training/tinybase/model] [-instances N] …
 package main
@@ -64,8 +69,8 @@ type options struct {
 
 // Defaults of the shipped model (provenance.json records what was used).
 const (
-	defaultInstances    = 40
-	defaultPerInstance  = 100
+	defaultInstances    = 160
+	defaultPerInstance  = 0
 	defaultEpochs       = 1
 	defaultBatchSize    = 16
 	defaultLearningRate = 2e-3
@@ -86,7 +91,7 @@ func parse(args []string) (options, error) {
 	fs.Int64Var(&o.seed, "seed", 1, "initialisation, question choice and shuffling seed")
 	fs.StringVar(&o.loss, "loss", string(training.PretrainOnText), "tokens trained on: text (every token of each turn: question, observations, action) or actions (the oracle's actions only)")
 	train := bundled.Databases(dataset.Train)
-	dbs := fs.String("databases", strings.Join(train, ","), "comma-separated bundled training databases whose instances it learns")
+	dbs := fs.String("databases", "university", "comma-separated bundled training databases whose instances it learns (of "+strings.Join(train, ", ")+")")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset/bundled"
 	"github.com/gosqlenv/gosqlenv/training"
 )
@@ -13,8 +12,8 @@ import (
 func TestParse(t *testing.T) {
 	o, err := parse(nil)
 	if err != nil || o.epochs != defaultEpochs || o.batchSize != defaultBatchSize || o.learningRate != defaultLearningRate ||
-		o.instances != defaultInstances || o.perInstance != defaultPerInstance || o.outputDir != "training/tinybase/model" ||
-		!slices.Equal(o.databases, bundled.Databases(dataset.Train)) {
+		o.instances != defaultInstances || o.perInstance != defaultPerInstance || o.loss != "text" || o.outputDir != "training/tinybase/model" ||
+		!slices.Equal(o.databases, []string{"university"}) {
 		t.Fatalf("defaults: %+v, %v", o, err)
 	}
 	o.workDir = "/tmp/w"

@@ -164,7 +164,8 @@ func TestPretrainSavesLoadableBase(t *testing.T) {
 // steps (a checkpoint is saved) and run again continues from its latest
 // checkpoint and ends with the model of an uninterrupted run — the same
 // float32 weights, bit for bit: the same batches, learning rates and
-// optimizer state, computed by the same programs.
+// optimizer state, computed by the same programs. Run with other settings,
+// it refuses the checkpoint.
 func TestPretrainResumesToTheSameModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a tiny model three times")
@@ -174,11 +175,14 @@ func TestPretrainResumesToTheSameModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(out string, stopAt int) (*Pipeline, PretrainResult, error) {
+	run := func(out string, stopAt int, change ...func(*GRPOConfig)) (*Pipeline, PretrainResult, error) {
 		cfg := tinyPipelineConfig(out)
 		cfg.QuestionsPath, cfg.EvalQuestionsPath, cfg.DBDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
 		cfg.TrainDatabases, cfg.DifficultyFilter = []string{"university"}, []string{"easy"}
 		cfg.SFTEpochs, cfg.SFTBatchSize, cfg.SaveSteps = 2, 4, 2
+		for _, c := range change {
+			c(&cfg)
+		}
 		p, err := OpenData(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -211,6 +215,10 @@ func TestPretrainResumesToTheSameModel(t *testing.T) {
 	out := t.TempDir()
 	if _, _, err := run(out, 3); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run: %v", err)
+	}
+	// Other settings refuse the checkpoint instead of continuing it.
+	if _, _, err := run(out, -1, func(c *GRPOConfig) { c.SFTLearningRate /= 2 }); err == nil || !strings.Contains(err.Error(), "sft_learning_rate") {
+		t.Fatalf("resuming with another learning rate: %v", err)
 	}
 	resumed, res2, err := run(out, -1)
 	if err != nil || filepath.Base(res2.ResumedFrom) != "checkpoint-3" || res2.Steps != res.Steps {

@@ -14,7 +14,6 @@ import (
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset/bundled"
 	"github.com/gosqlenv/gosqlenv/sqlenv/sqlitedb"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
-	"github.com/gosqlenv/gosqlenv/training/tinybase"
 )
 
 // Pipeline holds everything a run needs, built from a GRPOConfig: questions,
@@ -174,28 +173,22 @@ func (p *Pipeline) loadQuestions(ctx context.Context) error {
 // SQL nor their text — chosen by a hash of their ids: the held-out split's
 // generated questions (heldout_generated). Pre-training leaves them out as
 // it leaves out the files' questions.
-func GeneratedHeldout(ctx context.Context, dbDir string, qs []dataset.QuestionRecord, n int, difficulties []string) ([]dataset.QuestionRecord, error) {
-	used := map[string]bool{}
+func GeneratedHeldout(ctx context.Context, dbDir string, qs []dataset.QuestionRecord, n int, diffNames []string) ([]dataset.QuestionRecord, error) {
+	used := questionKeys{}
+	used.add(qs...)
 	var dbs []string
 	for _, q := range qs {
-		used[tinybase.SQLKey(q.GoldSQL)], used[questionKey(q.QuestionText)] = true, true
 		if !slices.Contains(dbs, q.DatabaseName) {
 			dbs = append(dbs, q.DatabaseName)
 		}
 	}
-	var diffs []dataset.Difficulty
-	for _, d := range difficulties {
-		diffs = append(diffs, dataset.Difficulty(d))
-	}
 	var out []dataset.QuestionRecord
 	for _, db := range dbs {
-		more, err := bundled.MoreQuestions(ctx, dbDir, db, diffs...)
+		more, err := bundled.MoreQuestions(ctx, dbDir, db, difficulties(diffNames)...)
 		if err != nil {
 			return nil, fmt.Errorf("heldout_generated: %w", err)
 		}
-		more = slices.DeleteFunc(more, func(q dataset.QuestionRecord) bool {
-			return used[tinybase.SQLKey(q.GoldSQL)] || used[questionKey(q.QuestionText)]
-		})
+		more = slices.DeleteFunc(more, used.has)
 		slices.SortStableFunc(more, func(a, b dataset.QuestionRecord) int { return cmp.Compare(idHash(a.QuestionID), idHash(b.QuestionID)) })
 		out = append(out, more[:min(n, len(more))]...)
 	}

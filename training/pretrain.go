@@ -71,10 +71,7 @@ func (p *Pipeline) PretrainQuestions(ctx context.Context, d PretrainData) ([]dat
 	if err != nil {
 		return nil, err
 	}
-	var diffs []dataset.Difficulty
-	for _, x := range p.Config.DifficultyFilter {
-		diffs = append(diffs, dataset.Difficulty(x))
-	}
+	diffs := difficulties(p.Config.DifficultyFilter)
 	type job struct {
 		db string
 		n  int
@@ -106,9 +103,7 @@ func (p *Pipeline) PretrainQuestions(ctx context.Context, d PretrainData) ([]dat
 	}
 	var out []dataset.QuestionRecord
 	for i, j := range jobs {
-		qs := slices.DeleteFunc(generated[i], func(q dataset.QuestionRecord) bool {
-			return used[tinybase.SQLKey(q.GoldSQL)] || used[questionKey(q.QuestionText)]
-		})
+		qs := slices.DeleteFunc(generated[i], used.has)
 		if d.PerInstance > 0 && len(qs) > d.PerInstance {
 			r := rand.New(rand.NewPCG(uint64(d.Seed), idHash(bundled.InstanceName(j.db, j.n))))
 			pick := r.Perm(len(qs))[:d.PerInstance]
@@ -127,15 +122,12 @@ func (p *Pipeline) PretrainQuestions(ctx context.Context, d PretrainData) ([]dat
 	return out, nil
 }
 
-// allQuestionKeys fingerprints (SQLKey of the gold SQL, questionKey of the
-// text) every question of the pipeline's question files, of every database
-// and difficulty, and the generated held-out questions of the training
+// allQuestionKeys fingerprints (questionKeys) every question of the
+// pipeline's question files, of every database and difficulty, and the generated held-out questions of the training
 // databases (pretrainHeldoutReserve per database).
-func (p *Pipeline) allQuestionKeys(ctx context.Context) (map[string]bool, error) {
-	used := map[string]bool{}
-	for _, q := range slices.Concat(p.Train, p.Heldout, p.Eval) {
-		used[tinybase.SQLKey(q.GoldSQL)], used[questionKey(q.QuestionText)] = true, true
-	}
+func (p *Pipeline) allQuestionKeys(ctx context.Context) (questionKeys, error) {
+	used := questionKeys{}
+	used.add(slices.Concat(p.Train, p.Heldout, p.Eval)...)
 	for _, f := range []struct {
 		path  string
 		split dataset.Split
@@ -147,9 +139,7 @@ func (p *Pipeline) allQuestionKeys(ctx context.Context) (map[string]bool, error)
 		if err != nil {
 			return nil, err
 		}
-		for _, q := range qs {
-			used[tinybase.SQLKey(q.GoldSQL)], used[questionKey(q.QuestionText)] = true, true
-		}
+		used.add(qs...)
 		if f.split != dataset.Train {
 			continue
 		}
@@ -159,9 +149,7 @@ func (p *Pipeline) allQuestionKeys(ctx context.Context) (map[string]bool, error)
 		if err != nil {
 			return nil, err
 		}
-		for _, q := range more {
-			used[tinybase.SQLKey(q.GoldSQL)], used[questionKey(q.QuestionText)] = true, true
-		}
+		used.add(more...)
 	}
 	return used, nil
 }
@@ -171,9 +159,35 @@ func (p *Pipeline) allQuestionKeys(ctx context.Context) (map[string]bool, error)
 // a base model suits runs with heldout_generated up to it.
 const pretrainHeldoutReserve = 100
 
-// questionKey is a question's text as compared for pre-training: trimmed,
-// lower case.
-func questionKey(text string) string { return strings.ToLower(strings.TrimSpace(text)) }
+// questionKeys holds the fingerprints of questions — SQLKey of the gold SQL
+// and the text trimmed and in lower case — so that another question with
+// either the same SQL or the same text is recognised.
+type questionKeys map[string]bool
+
+// add fingerprints qs.
+func (k questionKeys) add(qs ...dataset.QuestionRecord) {
+	for _, q := range qs {
+		k[tinybase.SQLKey(q.GoldSQL)], k[questionText(q)] = true, true
+	}
+}
+
+// has reports whether q has the gold SQL or the text of a question added.
+func (k questionKeys) has(q dataset.QuestionRecord) bool {
+	return k[tinybase.SQLKey(q.GoldSQL)] || k[questionText(q)]
+}
+
+func questionText(q dataset.QuestionRecord) string {
+	return strings.ToLower(strings.TrimSpace(q.QuestionText))
+}
+
+// difficulties converts difficulty_filter's names.
+func difficulties(names []string) []dataset.Difficulty {
+	var out []dataset.Difficulty
+	for _, d := range names {
+		out = append(out, dataset.Difficulty(d))
+	}
+	return out
+}
 
 // eachDatabase calls fn with the questions of each database of qs in turn
 // (runs of consecutive questions of one database, in order) and a factory

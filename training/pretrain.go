@@ -123,8 +123,9 @@ func (p *Pipeline) PretrainQuestions(ctx context.Context, d PretrainData) ([]dat
 }
 
 // allQuestionKeys fingerprints (questionKeys) every question of the
-// pipeline's question files, of every database and difficulty, and the generated held-out questions of the training
-// databases (pretrainHeldoutReserve per database).
+// pipeline's question files, of every database and difficulty, and the
+// generated held-out questions of the training databases
+// (pretrainHeldoutReserve per database).
 func (p *Pipeline) allQuestionKeys(ctx context.Context) (questionKeys, error) {
 	used := questionKeys{}
 	used.add(slices.Concat(p.Train, p.Heldout, p.Eval)...)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -169,13 +170,7 @@ func renameWords(tables []*table, protected map[string]bool, r *rand.Rand) {
 		taken[w] = true
 	}
 	mapping := map[string]string{}
-	for _, w := range slices.Sorted(func(yield func(string) bool) {
-		for w := range words {
-			if !yield(w) {
-				return
-			}
-		}
-	}) {
+	for _, w := range slices.Sorted(maps.Keys(words)) {
 		if utf8.RuneCountInString(w) < 3 || protected[w] || r.Float64() >= renameFraction {
 			continue
 		}

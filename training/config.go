@@ -82,6 +82,13 @@ type GRPOConfig struct {
 	// constants, none a question of the files), chosen by a hash of their
 	// ids, so that the split is large enough to measure. Default 0.
 	HeldoutGenerated int `json:"heldout_generated" yaml:"heldout_generated" help:"generated questions of each bundled training database added to the held-out split"`
+	// TrainGenerated adds, for each training database of the bundled
+	// dataset, this many generated questions to the training split, so that
+	// SFT and GRPO learn from many distinct questions rather than the same
+	// few again and again. They come after the held-out reserve in the same
+	// hash order (GeneratedQuestions), so they never meet a held-out
+	// question (heldout_generated is at most HeldoutReserve). Default 0.
+	TrainGenerated int `json:"train_generated" yaml:"train_generated" help:"generated questions of each bundled training database added to the training split"`
 	// MaxTrainQuestions caps the training questions (after filtering and
 	// holding out), taken in turn from each database so that every database
 	// keeps its share. Default 0 = all.
@@ -407,6 +414,10 @@ func (c *GRPOConfig) checkModelAndData(v *checker) {
 	v.atLeast("max_train_questions", c.MaxTrainQuestions, 0)
 	v.atLeast("max_eval_questions", c.MaxEvalQuestions, 0)
 	v.atLeast("heldout_generated", c.HeldoutGenerated, 0)
+	if c.HeldoutGenerated > HeldoutReserve {
+		v.bad("heldout_generated", c.HeldoutGenerated, "must be at most %d: pre-training and train_generated leave out only the first %d generated questions of each database", HeldoutReserve, HeldoutReserve)
+	}
+	v.atLeast("train_generated", c.TrainGenerated, 0)
 	v.atLeast("eval_samples", c.EvalSamples, 0)
 }
 

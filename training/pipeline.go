@@ -158,6 +158,13 @@ func (p *Pipeline) loadQuestions(ctx context.Context) error {
 		}
 		p.Heldout = append(p.Heldout, more...)
 	}
+	if c.TrainGenerated > 0 {
+		more, err := GeneratedTraining(ctx, dbDir, all, c.TrainGenerated, c.DifficultyFilter)
+		if err != nil {
+			return err
+		}
+		p.Train = SpreadOverDatabases(append(train, more...), c.MaxTrainQuestions)
+	}
 	if evalPath != "" {
 		if p.Eval, err = load(evalPath, dataset.Eval, nil); err != nil {
 			return err
@@ -171,9 +178,24 @@ func (p *Pipeline) loadQuestions(ctx context.Context) error {
 // database), n questions its templates give at the difficulties
 // (bundled.MoreQuestions) that are not questions of qs — neither their gold
 // SQL nor their text — chosen by a hash of their ids: the held-out split's
-// generated questions (heldout_generated). Pre-training leaves them out as
-// it leaves out the files' questions.
+// generated questions (heldout_generated). The order is prefix-stable: a
+// larger n adds questions. Pre-training leaves out the first HeldoutReserve.
 func GeneratedHeldout(ctx context.Context, dbDir string, qs []dataset.QuestionRecord, n int, diffNames []string) ([]dataset.QuestionRecord, error) {
+	return generatedQuestions(ctx, "heldout_generated", dbDir, qs, 0, n, diffNames)
+}
+
+// GeneratedTraining returns, for each database of qs, n generated questions
+// as GeneratedHeldout orders them but after its first HeldoutReserve: the
+// training split's generated questions (train_generated), none of them a
+// held-out question.
+func GeneratedTraining(ctx context.Context, dbDir string, qs []dataset.QuestionRecord, n int, diffNames []string) ([]dataset.QuestionRecord, error) {
+	return generatedQuestions(ctx, "train_generated", dbDir, qs, HeldoutReserve, n, diffNames)
+}
+
+// generatedQuestions returns, per database of qs, the generated questions
+// [skip, skip+n) in hash order, leaving out those of qs; setting names the
+// configuration key in errors.
+func generatedQuestions(ctx context.Context, setting, dbDir string, qs []dataset.QuestionRecord, skip, n int, diffNames []string) ([]dataset.QuestionRecord, error) {
 	used := questionKeys{}
 	used.add(qs...)
 	var dbs []string
@@ -186,11 +208,12 @@ func GeneratedHeldout(ctx context.Context, dbDir string, qs []dataset.QuestionRe
 	for _, db := range dbs {
 		more, err := bundled.MoreQuestions(ctx, dbDir, db, difficulties(diffNames)...)
 		if err != nil {
-			return nil, fmt.Errorf("heldout_generated: %w", err)
+			return nil, fmt.Errorf("%s: %w", setting, err)
 		}
 		more = slices.DeleteFunc(more, used.has)
 		slices.SortStableFunc(more, func(a, b dataset.QuestionRecord) int { return cmp.Compare(idHash(a.QuestionID), idHash(b.QuestionID)) })
-		out = append(out, more[:min(n, len(more))]...)
+		from := min(skip, len(more))
+		out = append(out, more[from:min(from+n, len(more))]...)
 	}
 	return out, nil
 }

@@ -125,7 +125,7 @@ func (p *Pipeline) PretrainQuestions(ctx context.Context, d PretrainData) ([]dat
 // allQuestionKeys fingerprints (questionKeys) every question of the
 // pipeline's question files, of every database and difficulty, and the
 // generated held-out questions of the training databases
-// (pretrainHeldoutReserve per database).
+// (HeldoutReserve per database).
 func (p *Pipeline) allQuestionKeys(ctx context.Context) (questionKeys, error) {
 	used := questionKeys{}
 	used.add(slices.Concat(p.Train, p.Heldout, p.Eval)...)
@@ -145,8 +145,8 @@ func (p *Pipeline) allQuestionKeys(ctx context.Context) (questionKeys, error) {
 			continue
 		}
 		// The generated held-out questions a run of these difficulties may
-		// ask (up to pretrainHeldoutReserve per database).
-		more, err := GeneratedHeldout(ctx, p.Databases.Dir(), qs, pretrainHeldoutReserve, p.Config.DifficultyFilter)
+		// ask (up to HeldoutReserve per database).
+		more, err := GeneratedHeldout(ctx, p.Databases.Dir(), qs, HeldoutReserve, p.Config.DifficultyFilter)
 		if err != nil {
 			return nil, err
 		}
@@ -155,10 +155,10 @@ func (p *Pipeline) allQuestionKeys(ctx context.Context) (questionKeys, error) {
 	return used, nil
 }
 
-// pretrainHeldoutReserve is the number of generated held-out questions of
+// HeldoutReserve is the number of generated held-out questions of
 // each training database (GeneratedHeldout) that pre-training leaves out:
 // a base model suits runs with heldout_generated up to it.
-const pretrainHeldoutReserve = 100
+const HeldoutReserve = 100
 
 // questionKeys holds the fingerprints of questions — SQLKey of the gold SQL
 // and the text trimmed and in lower case — so that another question with

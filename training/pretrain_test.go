@@ -51,7 +51,7 @@ func TestPretrainQuestionsLeaveSplitsOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reserve, err := GeneratedHeldout(ctx, paths.DBDir, all, pretrainHeldoutReserve, cfg.DifficultyFilter)
+	reserve, err := GeneratedHeldout(ctx, paths.DBDir, all, HeldoutReserve, cfg.DifficultyFilter)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestPretrainResumesToTheSameModel(t *testing.T) {
 // training database to the held-out split — none a question of the files,
 // of the filtered difficulties, the same for every run — and the questions
 // of a smaller n are among those of a larger one, so that pre-training,
-// which leaves out pretrainHeldoutReserve of them, never saw any a run asks.
+// which leaves out HeldoutReserve of them, never saw any a run asks.
 func TestGeneratedHeldout(t *testing.T) {
 	ctx := context.Background()
 	cfg := DefaultGRPOConfig()
@@ -296,12 +296,12 @@ func TestGeneratedHeldout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	large, err := GeneratedHeldout(ctx, paths.DBDir, all, pretrainHeldoutReserve, cfg.DifficultyFilter)
+	large, err := GeneratedHeldout(ctx, paths.DBDir, all, HeldoutReserve, cfg.DifficultyFilter)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(small) != 20 || len(large) != pretrainHeldoutReserve || !slices.EqualFunc(small, large[:20], func(a, b dataset.QuestionRecord) bool { return a.QuestionID == b.QuestionID }) {
-		t.Fatalf("20 generated held-out questions are not the first of %d: %v vs %v", pretrainHeldoutReserve, QuestionIDs(small), QuestionIDs(large[:20]))
+	if len(small) != 20 || len(large) != HeldoutReserve || !slices.EqualFunc(small, large[:20], func(a, b dataset.QuestionRecord) bool { return a.QuestionID == b.QuestionID }) {
+		t.Fatalf("20 generated held-out questions are not the first of %d: %v vs %v", HeldoutReserve, QuestionIDs(small), QuestionIDs(large[:20]))
 	}
 	kinds := map[string]bool{}
 	for _, q := range small {
@@ -309,5 +309,47 @@ func TestGeneratedHeldout(t *testing.T) {
 	}
 	if len(kinds) < 2 {
 		t.Fatalf("generated held-out questions all of one kind: %v", kinds)
+	}
+}
+
+// TestGeneratedTraining: train_generated adds generated questions of each
+// training database to the training split, none of them a held-out question
+// (neither the file's nor a generated one, by gold SQL or text), however many
+// heldout_generated asks; and heldout_generated beyond the reserve is refused
+// by name.
+func TestGeneratedTraining(t *testing.T) {
+	ctx := context.Background()
+	cfg := DefaultGRPOConfig()
+	TinyPreset(&cfg)
+	cfg.OutputDir, cfg.HeldoutGenerated, cfg.TrainGenerated = t.TempDir(), HeldoutReserve, 150
+	p, err := OpenData(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if len(p.Train) != 42+150 {
+		t.Fatalf("%d training questions, want the file's 42 and 150 generated", len(p.Train))
+	}
+	heldout := questionKeys{}
+	heldout.add(p.Heldout...)
+	generated := 0
+	for _, q := range p.Train {
+		if strings.Contains(q.QuestionID, "_more_") {
+			generated++
+		}
+		if heldout.has(q) {
+			t.Errorf("training question %s (%q) is also held out", q.QuestionID, q.QuestionText)
+		}
+	}
+	if generated != 150 {
+		t.Fatalf("%d generated training questions, want 150", generated)
+	}
+	if got := len(p.SFTQuestions()); got != len(p.Train) {
+		t.Fatalf("SFT imitates %d questions, want all %d", got, len(p.Train))
+	}
+
+	cfg.HeldoutGenerated = HeldoutReserve + 1
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "heldout_generated") {
+		t.Fatalf("heldout_generated = %d: error %v, want one naming heldout_generated", cfg.HeldoutGenerated, err)
 	}
 }

@@ -198,8 +198,8 @@ func run(ctx context.Context, args []string) error {
 		Questions: res.Questions, Samples: res.Samples,
 		Epochs: o.epochs, LearningRate: o.learningRate, BatchSize: o.batchSize, Seed: o.seed,
 		FinalLoss: res.FinalLoss,
-		Excluded: fmt.Sprintf("every question of the bundled dataset (version %s) and the first 100 generated held-out questions of each training database (heldout_generated), by gold SQL and text; the evaluation databases entirely",
-			bundled.Version),
+		Excluded: fmt.Sprintf("every question of the bundled dataset (version %s) and the first %d generated held-out questions of each training database (heldout_generated), by gold SQL and text; the evaluation databases entirely",
+			bundled.Version, training.HeldoutReserve),
 		Evaluation:  strings.Join(summary, "; "),
 		WallSeconds: earlier + time.Since(start).Seconds(),
 	}

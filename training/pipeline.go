@@ -41,7 +41,12 @@ type Pipeline struct {
 	// learned for model_name tiny ("": Qwen's); the pretrain command sets
 	// TinyTokenizerPattern.
 	TokenizerPattern string
-	Roller           *Roller
+	// TinyHeads, when positive, gives the random tiny model (model_name
+	// tiny) that many attention heads, each with its own key and value
+	// head, instead of TinyModelConfig's 4 query heads sharing 2 key/value
+	// heads; the pretrain command sets it (see TinyPretrainHeads).
+	TinyHeads int
+	Roller    *Roller
 	// questionsPath and evalQuestionsPath are the question files read.
 	questionsPath, evalQuestionsPath string
 }

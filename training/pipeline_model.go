@@ -59,7 +59,8 @@ func (p *Pipeline) loadModel(ctx context.Context) error {
 
 // tinyModel builds the tiny preset: a BPE vocabulary learned from the
 // system prompt and oracle episodes of the training questions (saved under
-// output_dir/tokenizer), and a random Qwen3 of TinyModelConfig.
+// output_dir/tokenizer), and a random Qwen3 of TinyModelConfig (with
+// TinyHeads attention heads when set).
 func (p *Pipeline) tinyModel(ctx context.Context) error {
 	dir := filepath.Join(p.Config.OutputDir, "tokenizer")
 	tk, err := tokenizer.Load(dir)
@@ -77,7 +78,11 @@ func (p *Pipeline) tinyModel(ctx context.Context) error {
 			return err
 		}
 	}
-	w, err := qwen3.RandomWeights(TinyModelConfig(tk.VocabSize()), uint64(p.Config.Seed), p.dtype())
+	mc := TinyModelConfig(tk.VocabSize())
+	if p.TinyHeads > 0 {
+		mc.NumAttentionHeads, mc.NumKeyValueHeads = p.TinyHeads, p.TinyHeads
+	}
+	w, err := qwen3.RandomWeights(mc, uint64(p.Config.Seed), p.dtype())
 	if err != nil {
 		return err
 	}

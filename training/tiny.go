@@ -19,6 +19,16 @@ func TinyModelConfig(vocab int) qwen3.Config {
 	return c
 }
 
+// TinyPretrainHeads is the number of attention heads (each with its own key
+// and value head, head_dim 32) the pretrain command gives a new base model.
+// With TinyModelConfig's 4 query heads sharing 2 key/value heads, two
+// layers did not learn to copy a constant from the question into the SQL:
+// on dense synthetic question → QUERY samples, 3–5 of 64 constants copied
+// after 600 steps (2 or 4 layers alike) against 12 of 64 with 8 full
+// heads, which reached 63 of 64 after 2,000 steps (BENCHMARKS.md,
+// "Pre-training on redrawn instances").
+const TinyPretrainHeads = 8
+
 // TinyTokenizerPattern is the pre-tokenizer of the tiny base model's
 // vocabulary (package tinybase; the from-scratch preset keeps Qwen's): runs of
 // letters, single digits, runs of other symbols and runs of white space are

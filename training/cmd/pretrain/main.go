@@ -65,6 +65,7 @@ type options struct {
 	learningRate                 float64
 	seed                         int64
 	loss                         string
+	heads                        int
 }
 
 // Defaults of the shipped model (provenance.json records what was used).
@@ -89,7 +90,8 @@ func parse(args []string) (options, error) {
 	fs.IntVar(&o.saveSteps, "save_steps", defaultSaveSteps, "optimizer steps between checkpoints (the latest is kept)")
 	fs.Float64Var(&o.learningRate, "learning_rate", defaultLearningRate, "peak learning rate (linear decay to 0)")
 	fs.Int64Var(&o.seed, "seed", 1, "initialisation, question choice and shuffling seed")
-	fs.StringVar(&o.loss, "loss", string(training.PretrainOnText), "tokens trained on: text (every token of each turn: question, observations, action) or actions (the oracle's actions only)")
+	fs.IntVar(&o.heads, "heads", training.TinyPretrainHeads, "attention heads of the new model (each with its own key and value head)")
+	fs.StringVar(&o.loss, "loss", string(training.PretrainOnActions), "tokens trained on: text (every token of each turn: question, observations, action) or actions (the oracle's actions only)")
 	train := bundled.Databases(dataset.Train)
 	dbs := fs.String("databases", "university", "comma-separated bundled training databases whose instances it learns (of "+strings.Join(train, ", ")+")")
 	if err := fs.Parse(args); err != nil {
@@ -109,6 +111,9 @@ func parse(args []string) (options, error) {
 	if len(o.databases) == 0 {
 		return o, errors.New("-databases: name at least one database")
 	}
+	if o.heads < 1 {
+		return o, fmt.Errorf("-heads %d: want at least 1", o.heads)
+	}
 	if o.loss != string(training.PretrainOnText) && o.loss != string(training.PretrainOnActions) {
 		return o, fmt.Errorf("-loss %q: want %s or %s", o.loss, training.PretrainOnText, training.PretrainOnActions)
 	}
@@ -126,7 +131,7 @@ func defaultWorkDir(o options) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("no user cache directory (give -work_dir): %w", err)
 	}
-	key := fmt.Sprintf("%v %d %d %d %d %g %d %s", o.databases, o.instances, o.perInstance, o.epochs, o.batchSize, o.learningRate, o.seed, o.loss)
+	key := fmt.Sprintf("%v %d %d %d %d %g %d %s %d", o.databases, o.instances, o.perInstance, o.epochs, o.batchSize, o.learningRate, o.seed, o.loss, o.heads)
 	sum := sha256.Sum256([]byte(key))
 	return filepath.Join(base, "gosqlenv", "pretrain-"+hex.EncodeToString(sum[:6])), nil
 }
@@ -162,7 +167,7 @@ func run(ctx context.Context, args []string) error {
 	if p.Pretrain, err = p.PretrainQuestions(ctx, data); err != nil {
 		return err
 	}
-	p.TokenizerPattern, p.PretrainLoss = training.TinyTokenizerPattern, training.PretrainLoss(o.loss)
+	p.TokenizerPattern, p.PretrainLoss, p.TinyHeads = training.TinyTokenizerPattern, training.PretrainLoss(o.loss), o.heads
 	if err := p.LoadModel(ctx); err != nil {
 		return err
 	}
@@ -249,8 +254,8 @@ func Config(o options, paths bundled.Paths) training.GRPOConfig {
 // commandLine is the command that rebuilds the model with every setting
 // spelled out, so that it means the same when the defaults change.
 func commandLine(o options) string {
-	return fmt.Sprintf("GOEXPERIMENT=simd go run ./training/cmd/pretrain -databases %s -instances %d -per_instance %d -loss %s -epochs %d -batch_size %d -learning_rate %g -seed %d -output_dir %s",
-		strings.Join(o.databases, ","), o.instances, o.perInstance, o.loss, o.epochs, o.batchSize, o.learningRate, o.seed, o.outputDir)
+	return fmt.Sprintf("GOEXPERIMENT=simd go run ./training/cmd/pretrain -databases %s -instances %d -per_instance %d -loss %s -heads %d -epochs %d -batch_size %d -learning_rate %g -seed %d -output_dir %s",
+		strings.Join(o.databases, ","), o.instances, o.perInstance, o.loss, o.heads, o.epochs, o.batchSize, o.learningRate, o.seed, o.outputDir)
 }
 
 func gitCommit() string {

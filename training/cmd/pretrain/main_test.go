@@ -12,7 +12,7 @@ import (
 func TestParse(t *testing.T) {
 	o, err := parse(nil)
 	if err != nil || o.epochs != defaultEpochs || o.batchSize != defaultBatchSize || o.learningRate != defaultLearningRate ||
-		o.instances != defaultInstances || o.perInstance != defaultPerInstance || o.loss != "text" || o.outputDir != "training/tinybase/model" ||
+		o.instances != defaultInstances || o.perInstance != defaultPerInstance || o.loss != "actions" || o.heads != training.TinyPretrainHeads || o.outputDir != "training/tinybase/model" ||
 		!slices.Equal(o.databases, []string{"university"}) {
 		t.Fatalf("defaults: %+v, %v", o, err)
 	}
@@ -21,7 +21,7 @@ func TestParse(t *testing.T) {
 	if cfg.ModelName != training.TinyModelName || cfg.SFTEpochs != o.epochs || cfg.OutputDir != "/tmp/w" || cfg.DBDir != "/tmp/d/databases" || cfg.SaveSteps != o.saveSteps {
 		t.Fatalf("config %+v", cfg)
 	}
-	for _, bad := range [][]string{{"-epochs", "0"}, {"-learning_rate", "-1"}, {"-batch_size", "0"}, {"-instances", "0"}, {"-save_steps", "0"}, {"-per_instance", "-1"}, {"-databases", "cinema"}, {"-loss", "everything"}, {"extra"}} {
+	for _, bad := range [][]string{{"-epochs", "0"}, {"-learning_rate", "-1"}, {"-batch_size", "0"}, {"-instances", "0"}, {"-save_steps", "0"}, {"-per_instance", "-1"}, {"-databases", "cinema"}, {"-loss", "everything"}, {"-heads", "0"}, {"extra"}} {
 		if _, err := parse(bad); err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(bad[0], "-")) {
 			t.Errorf("%v: %v", bad, err)
 		}
@@ -32,10 +32,15 @@ func TestParse(t *testing.T) {
 	a, _ := parse([]string{"-instances", "3"})
 	b, _ := parse([]string{"-instances", "3", "-output_dir", "elsewhere"})
 	c, _ := parse([]string{"-instances", "4"})
-	if d, _ := parse([]string{"-instances", "3", "-loss", "actions"}); d.loss != "actions" {
-		t.Fatalf("-loss actions: %+v", d)
+	if d, _ := parse([]string{"-instances", "3", "-loss", "text"}); d.loss != "text" {
+		t.Fatalf("-loss text: %+v", d)
 	} else if dd, _ := defaultWorkDir(d); dd == mustWorkDir(t, a) {
 		t.Fatal("-loss does not change the work directory")
+	}
+	if h, _ := parse([]string{"-instances", "3", "-heads", "4"}); h.heads != 4 {
+		t.Fatalf("-heads 4: %+v", h)
+	} else if dh, _ := defaultWorkDir(h); dh == mustWorkDir(t, a) {
+		t.Fatal("-heads does not change the work directory")
 	}
 	da, err := defaultWorkDir(a)
 	if err != nil {

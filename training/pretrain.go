@@ -276,7 +276,8 @@ type PretrainResult struct {
 // sft_batch_size samples per step at sft_learning_rate — with the loss on
 // the tokens Pipeline.PretrainLoss names (every token by default),
 // with checkpoints under output_dir/pretrain every save_steps steps (the
-// latest one kept). It continues from the latest checkpoint there, if any,
+// latest one kept) and, every eval_steps steps, the greedy success on each
+// evaluation split in the log (eval/<split>/greedy_success). It continues from the latest checkpoint there, if any,
 // exactly where that run stopped: a pre-training cut into several runs
 // ends with the same model as one uninterrupted run. The pipeline must have
 // been opened with Pretrain set to the same questions before its model was
@@ -298,7 +299,7 @@ func (p *Pipeline) RunPretrain(ctx context.Context, log *RunLog) (PretrainResult
 			}
 		}
 	}
-	tr.Stage, tr.KeepLastCheckpoint = "pretrain", true
+	tr.Stage, tr.KeepLastCheckpoint, tr.Evaluate = "pretrain", true, p.greedySuccess
 	res := PretrainResult{Questions: len(p.Pretrain), Samples: samples, Steps: tr.TotalSteps()}
 	if res.ResumedFrom, err = tr.Resume(); err != nil {
 		return res, err

@@ -110,7 +110,7 @@ func TestPretrainSavesLoadableBase(t *testing.T) {
 	ctx := context.Background()
 	cfg := tinyPipelineConfig(t.TempDir())
 	cfg.TrainDatabases, cfg.DifficultyFilter, cfg.HeldoutFraction = []string{"university"}, []string{"easy"}, 0.2
-	cfg.SFTEpochs, cfg.SFTBatchSize = 1, 4
+	cfg.SFTEpochs, cfg.SFTBatchSize, cfg.EvalSteps = 1, 4, 2
 	paths, err := bundled.EnsureAt(ctx, filepath.Join(t.TempDir(), "data"))
 	if err != nil {
 		t.Fatal(err)
@@ -129,12 +129,36 @@ func TestPretrainSavesLoadableBase(t *testing.T) {
 	if err := p.LoadModel(ctx); err != nil {
 		t.Fatal(err)
 	}
-	res, err := p.RunPretrain(ctx, nil)
+	log, err := NewRunLog(t.TempDir(), 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evaluated []int
+	log.OnLog = func(m Metrics) {
+		if v, ok := m["eval/"+SplitHeldout+"/greedy_success"]; ok {
+			if v < 0 || v > 1 {
+				t.Errorf("step %v: held-out greedy success %v", m["step"], v)
+			}
+			evaluated = append(evaluated, int(m["step"]))
+		}
+	}
+	res, err := p.RunPretrain(ctx, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Questions != 6 || res.Samples < 12 || !(res.FinalLoss > 0) {
 		t.Fatalf("result %+v", res)
+	}
+	// eval_steps 2: every second step and the last one.
+	wantSteps := []int{}
+	for s := 2; s <= res.Steps; s += 2 {
+		wantSteps = append(wantSteps, s)
+	}
+	if res.Steps%2 == 1 {
+		wantSteps = append(wantSteps, res.Steps)
+	}
+	if !slices.Equal(evaluated, wantSteps) {
+		t.Fatalf("evaluated at steps %v, want %v (eval_steps 2, %d steps)", evaluated, wantSteps, res.Steps)
 	}
 	dir := filepath.Join(t.TempDir(), "base")
 	if err := p.SaveBaseModel(dir, tinybase.Provenance{Command: "test"}); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -90,6 +91,9 @@ type SFTTrainer struct {
 	// KeepLastCheckpoint removes each periodic checkpoint (save_steps) when
 	// the next one is written, so that a long run keeps one.
 	KeepLastCheckpoint bool
+	// Evaluate, when set, runs every eval_steps steps and at the end; its
+	// metrics join that step's in the log (as GRPOTrainer.Evaluate).
+	Evaluate func(ctx context.Context) (Metrics, error)
 }
 
 // NewSFTTrainer prepares supervised warm-up with the config's SFT settings.
@@ -148,9 +152,16 @@ func (t *SFTTrainer) Train(ctx context.Context) error {
 		epochLoss += step.Loss
 		epochSteps++
 		t.LastEpochLoss = epochLoss / float64(epochSteps)
+		m := Metrics{"step": float64(s + 1), "epoch": float64(s+1) / float64(per), "loss": step.Loss, "grad_norm": step.GradNorm,
+			"learning_rate": lr, "num_tokens": step.Tokens, "step_time": since(start)}
+		if t.Evaluate != nil && t.Config.EvalSteps > 0 && ((s+1)%t.Config.EvalSteps == 0 || s+1 == total) {
+			em, err := t.Evaluate(ctx)
+			if err != nil {
+				return fmt.Errorf("%s: evaluate at step %d: %w", t.stage(), s+1, err)
+			}
+			maps.Copy(m, em)
+		}
 		if t.Log != nil {
-			m := Metrics{"step": float64(s + 1), "epoch": float64(s+1) / float64(per), "loss": step.Loss, "grad_norm": step.GradNorm,
-				"learning_rate": lr, "num_tokens": step.Tokens, "step_time": since(start)}
 			if err := t.Log.Add(m, total); err != nil {
 				return err
 			}

@@ -65,7 +65,7 @@ type options struct {
 	learningRate                 float64
 	seed                         int64
 	loss                         string
-	heads                        int
+	heads, evalSteps             int
 }
 
 // Defaults of the shipped model (provenance.json records what was used).
@@ -76,6 +76,12 @@ const (
 	defaultBatchSize    = 16
 	defaultLearningRate = 2e-3
 	defaultSaveSteps    = 200
+	defaultEvalSteps    = 1000
+	// heldoutGenerated and maxEvalQuestions size the evaluations: 60
+	// generated held-out questions besides the file's 10, and at most 70
+	// questions per split, so that one standard error is at most 6 points.
+	heldoutGenerated = 60
+	maxEvalQuestions = 70
 )
 
 func parse(args []string) (options, error) {
@@ -90,6 +96,7 @@ func parse(args []string) (options, error) {
 	fs.IntVar(&o.saveSteps, "save_steps", defaultSaveSteps, "optimizer steps between checkpoints (the latest is kept)")
 	fs.Float64Var(&o.learningRate, "learning_rate", defaultLearningRate, "peak learning rate (linear decay to 0)")
 	fs.Int64Var(&o.seed, "seed", 1, "initialisation, question choice and shuffling seed")
+	fs.IntVar(&o.evalSteps, "eval_steps", defaultEvalSteps, "optimizer steps between greedy evaluations on the held-out questions and unseen databases (0: only at the end)")
 	fs.IntVar(&o.heads, "heads", training.TinyPretrainHeads, "attention heads of the new model (each with its own key and value head)")
 	fs.StringVar(&o.loss, "loss", string(training.PretrainOnActions), "tokens trained on: text (every token of each turn: question, observations, action) or actions (the oracle's actions only)")
 	train := bundled.Databases(dataset.Train)
@@ -110,6 +117,9 @@ func parse(args []string) (options, error) {
 	}
 	if len(o.databases) == 0 {
 		return o, errors.New("-databases: name at least one database")
+	}
+	if o.evalSteps < 0 {
+		return o, fmt.Errorf("-eval_steps %d: want 0 or more", o.evalSteps)
 	}
 	if o.heads < 1 {
 		return o, fmt.Errorf("-heads %d: want at least 1", o.heads)
@@ -238,8 +248,9 @@ func writeSeconds(path string, v float64) {
 
 // Config is the from-scratch tiny preset (a random tiny model) over the
 // dataset at paths, with the pre-training settings of o (as SFT settings),
-// the splits of the notebook's preset (training.TinyPreset) for its
-// closing evaluation, writing under o.workDir.
+// the notebook preset's splits (training.TinyPreset) with 60 generated
+// held-out questions and up to 70 questions per split for its evaluations
+// (every -eval_steps and at the end), writing under o.workDir.
 func Config(o options, paths bundled.Paths) training.GRPOConfig {
 	cfg := training.DefaultGRPOConfig()
 	training.TinyPreset(&cfg)
@@ -247,7 +258,8 @@ func Config(o options, paths bundled.Paths) training.GRPOConfig {
 	cfg.QuestionsPath, cfg.EvalQuestionsPath, cfg.DBDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
 	cfg.OutputDir, cfg.Seed = o.workDir, o.seed
 	cfg.SFTEpochs, cfg.SFTBatchSize, cfg.SFTLearningRate = o.epochs, o.batchSize, o.learningRate
-	cfg.SaveSteps = o.saveSteps
+	cfg.SaveSteps, cfg.EvalSteps = o.saveSteps, o.evalSteps
+	cfg.HeldoutGenerated, cfg.MaxEvalQuestions = heldoutGenerated, maxEvalQuestions
 	return cfg
 }
 

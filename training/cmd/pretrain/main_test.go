@@ -18,10 +18,11 @@ func TestParse(t *testing.T) {
 	}
 	o.workDir = "/tmp/w"
 	cfg := Config(o, bundled.PathsIn("/tmp/d"))
-	if cfg.ModelName != training.TinyModelName || cfg.SFTEpochs != o.epochs || cfg.OutputDir != "/tmp/w" || cfg.DBDir != "/tmp/d/databases" || cfg.SaveSteps != o.saveSteps {
+	if cfg.ModelName != training.TinyModelName || cfg.SFTEpochs != o.epochs || cfg.OutputDir != "/tmp/w" || cfg.DBDir != "/tmp/d/databases" || cfg.SaveSteps != o.saveSteps ||
+		cfg.EvalSteps != defaultEvalSteps || cfg.HeldoutGenerated != 60 || cfg.MaxEvalQuestions != 70 {
 		t.Fatalf("config %+v", cfg)
 	}
-	for _, bad := range [][]string{{"-epochs", "0"}, {"-learning_rate", "-1"}, {"-batch_size", "0"}, {"-instances", "0"}, {"-save_steps", "0"}, {"-per_instance", "-1"}, {"-databases", "cinema"}, {"-loss", "everything"}, {"-heads", "0"}, {"extra"}} {
+	for _, bad := range [][]string{{"-epochs", "0"}, {"-learning_rate", "-1"}, {"-batch_size", "0"}, {"-instances", "0"}, {"-save_steps", "0"}, {"-per_instance", "-1"}, {"-databases", "cinema"}, {"-loss", "everything"}, {"-heads", "0"}, {"-eval_steps", "-1"}, {"extra"}} {
 		if _, err := parse(bad); err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(bad[0], "-")) {
 			t.Errorf("%v: %v", bad, err)
 		}

@@ -63,8 +63,11 @@ func (p *Pipeline) NewGRPO(log *RunLog) (*GRPOTrainer, error) {
 	return tr, nil
 }
 
-// greedySuccess is GRPO's periodic evaluation: the greedy success rate on
-// each split, as metrics "eval/<split>/greedy_success".
+// greedySuccess is GRPO's (and pre-training's) periodic evaluation: the
+// greedy success rate on each split, as metrics
+// "eval/<split>/greedy_success", and the share of the questions' constants
+// the greedy episodes' SQL carried (ConstantsCopied), as
+// "eval/<split>/constants_copied".
 func (p *Pipeline) greedySuccess(ctx context.Context) (Metrics, error) {
 	m := Metrics{}
 	for _, split := range Splits {
@@ -77,6 +80,13 @@ func (p *Pipeline) greedySuccess(ctx context.Context) (Metrics, error) {
 			return nil, fmt.Errorf("evaluate on %s: %w", split, err)
 		}
 		m["eval/"+split+"/greedy_success"] = rep.SuccessRate
+		gold := map[string]string{}
+		for _, q := range qs {
+			gold[q.QuestionID] = q.GoldSQL
+		}
+		if copied, total := ConstantsCopied(rep.Episodes, gold); total > 0 {
+			m["eval/"+split+"/constants_copied"] = float64(copied) / float64(total)
+		}
 	}
 	return m, nil
 }

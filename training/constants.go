@@ -7,7 +7,7 @@ import (
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 )
 
-// sqlLiteral matches a string literal ('…', '' escapes a quote) or a number
+// sqlLiteral matches a string literal ('…', ” escapes a quote) or a number
 // standing alone in SQL.
 var sqlLiteral = regexp.MustCompile(`'(?:[^']|'')*'|\b\d+(?:\.\d+)?\b`)
 

@@ -86,7 +86,7 @@ type GRPOConfig struct {
 	// dataset, this many generated questions to the training split, so that
 	// SFT and GRPO learn from many distinct questions rather than the same
 	// few again and again. They come after the held-out reserve in the same
-	// hash order (GeneratedQuestions), so they never meet a held-out
+	// hash order (GeneratedTraining), so they never meet a held-out
 	// question (heldout_generated is at most HeldoutReserve). Default 0.
 	TrainGenerated int `json:"train_generated" yaml:"train_generated" help:"generated questions of each bundled training database added to the training split"`
 	// MaxTrainQuestions caps the training questions (after filtering and

@@ -2,7 +2,10 @@ package training
 
 import (
 	"regexp"
+	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 )
@@ -24,7 +27,8 @@ func QuestionConstants(question, goldSQL string) []string {
 		if strings.HasPrefix(c, "'") {
 			c = strings.ReplaceAll(c[1:len(c)-1], "''", "'")
 		}
-		if strings.TrimSpace(c) == "" || containsFold(out, c) || !spellsWord(question, c) {
+		seen := slices.ContainsFunc(out, func(x string) bool { return strings.EqualFold(x, c) })
+		if strings.TrimSpace(c) == "" || seen || !spellsWord(question, c) {
 			continue
 		}
 		out = append(out, c)
@@ -64,14 +68,24 @@ func ConstantsCopied(episodes []sqlenv.EpisodeReport, goldSQL map[string]string)
 // spellsWord reports whether text holds w, case-insensitively, not as part
 // of a longer word or number.
 func spellsWord(text, w string) bool {
-	return regexp.MustCompile(`(?i)(^|[^\p{L}\p{N}_])` + regexp.QuoteMeta(w) + `($|[^\p{L}\p{N}_])`).MatchString(text)
-}
-
-func containsFold(list []string, s string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, s) {
+	text, w = strings.ToLower(text), strings.ToLower(w)
+	for from := 0; ; {
+		i := strings.Index(text[from:], w)
+		if i < 0 {
+			return false
+		}
+		start, end := from+i, from+i+len(w)
+		before, _ := utf8.DecodeLastRuneInString(text[:start])
+		after, _ := utf8.DecodeRuneInString(text[end:])
+		if !wordRune(before) && !wordRune(after) {
 			return true
 		}
+		from = start + 1
 	}
-	return false
+}
+
+// wordRune reports whether r continues a word or number (utf8.RuneError,
+// the edge of the text, does not).
+func wordRune(r rune) bool {
+	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_')
 }

@@ -155,6 +155,13 @@ func (p *Pipeline) loadQuestions(ctx context.Context) error {
 	if len(train) == 0 {
 		return fmt.Errorf("heldout_fraction = %g leaves no training questions of %d", c.HeldoutFraction, len(all))
 	}
+	if c.TrainGenerated > 0 {
+		more, err := GeneratedTraining(ctx, dbDir, all, c.TrainGenerated, c.DifficultyFilter)
+		if err != nil {
+			return err
+		}
+		train = append(train, more...)
+	}
 	p.Train, p.Heldout = SpreadOverDatabases(train, c.MaxTrainQuestions), heldout
 	if c.HeldoutGenerated > 0 {
 		more, err := GeneratedHeldout(ctx, dbDir, all, c.HeldoutGenerated, c.DifficultyFilter)
@@ -162,13 +169,6 @@ func (p *Pipeline) loadQuestions(ctx context.Context) error {
 			return err
 		}
 		p.Heldout = append(p.Heldout, more...)
-	}
-	if c.TrainGenerated > 0 {
-		more, err := GeneratedTraining(ctx, dbDir, all, c.TrainGenerated, c.DifficultyFilter)
-		if err != nil {
-			return err
-		}
-		p.Train = SpreadOverDatabases(append(train, more...), c.MaxTrainQuestions)
 	}
 	if evalPath != "" {
 		if p.Eval, err = load(evalPath, dataset.Eval, nil); err != nil {

@@ -276,8 +276,9 @@ type PretrainResult struct {
 // sft_batch_size samples per step at sft_learning_rate — with the loss on
 // the tokens Pipeline.PretrainLoss names (every token by default),
 // with checkpoints under output_dir/pretrain every save_steps steps (the
-// latest one kept) and, every eval_steps steps, the greedy success on each
-// evaluation split in the log (eval/<split>/greedy_success). It continues from the latest checkpoint there, if any,
+// latest one kept) and, every eval_steps steps, the periodic evaluation of
+// GRPO in the log (eval/<split>/greedy_success and constants_copied). It
+// continues from the latest checkpoint there, if any,
 // exactly where that run stopped: a pre-training cut into several runs
 // ends with the same model as one uninterrupted run. The pipeline must have
 // been opened with Pretrain set to the same questions before its model was

@@ -3,7 +3,8 @@
 // vocabulary learned from its data, trained on oracle episodes of redrawn
 // instances of bundled training databases (bundled.GenerateInstance: same
 // schemas and question templates, other rows, half of the words made up) —
-// language modelling of whole turns by default — none of which is a
+// the loss on the oracle's actions by default, with 8 attention heads —
+// none of which is a
 // question of the bundled dataset or one of the generated held-out
 // questions a run may ask. It writes the model, the tokenizer and
 // provenance.json (this command line, commit, machine, time, settings, the

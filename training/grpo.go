@@ -230,11 +230,23 @@ func (t *GRPOTrainer) rolloutAndScore(ctx context.Context, s int) (scoredRollout
 	return sc, err
 }
 
-// lossBatch is a packed micro-batch with the advantage of each of its rows.
+// lossBatch is a packed micro-batch of turn samples, as padded rows (one
+// per sample) or as prefix trees (Config.PrefixSharing).
 type lossBatch struct {
-	microBatch
-	advantages *tensors.Tensor
+	// model holds the model's inputs: ids, mask and positions of the rows
+	// [B, T]; or, for trees, ids, positions and subtree ends [R, N] and the
+	// scored occurrences' from-nodes and targets [R, K].
+	model []*tensors.Tensor
+	// weights, samplingLogp: [B, T] for rows, [R, K] for trees;
+	// advantages: [B] for rows, [R, K] for trees.
+	weights, advantages, samplingLogp *tensors.Tensor
+	tree                              bool
 }
+
+// treeRowNodes is the least number of nodes a prefix-tree row may hold (a
+// row is as long as the longest sample when that is more): attention costs
+// the square of a row's length, so rows are kept short.
+const treeRowNodes = 1024
 
 // packMicroBatches turns the episodes into training samples (one per model
 // turn), splits them by episode into gradient_accumulation_steps
@@ -264,12 +276,70 @@ func (t *GRPOTrainer) packMicroBatches(sc scoredRollout) ([]lossBatch, error) {
 				idx = append(idx, i)
 			}
 		}
-		if len(idx) > 0 {
-			mb := packSamples(samples, idx, weights, t.Roller.tok.PAD(), cfg.LengthBucket)
-			batches = append(batches, lossBatch{microBatch: mb, advantages: mb.perRow(sampleAdv)})
+		if len(idx) == 0 {
+			continue
 		}
+		if cfg.PrefixSharing {
+			lb, err := packTreeSamples(samples, idx, weights, sampleAdv, t.Roller.tok.PAD())
+			if err != nil {
+				return nil, err
+			}
+			batches = append(batches, lb)
+			continue
+		}
+		mb := packSamples(samples, idx, weights, t.Roller.tok.PAD(), cfg.LengthBucket)
+		batches = append(batches, lossBatch{model: []*tensors.Tensor{mb.ids, mb.mask, mb.positions},
+			weights: mb.weights, advantages: mb.perRow(sampleAdv), samplingLogp: mb.samplingLogp})
 	}
 	return batches, nil
+}
+
+// packTreeSamples packs the samples idx into prefix-tree rows
+// (qwen3.PackTrees): each weighted token of each sample is one scored
+// occurrence, with the sample's advantage, its weight and its sampling
+// log-prob; identical prefixes of several samples are one set of nodes.
+func packTreeSamples(samples []Sample, idx []int, weights [][]float32, adv []float64, pad int32) (lossBatch, error) {
+	seqs := make([][]int32, len(idx))
+	longest := 0
+	for j, i := range idx {
+		seqs[j] = samples[i].IDs
+		longest = max(longest, len(seqs[j]))
+	}
+	tb, err := qwen3.PackTrees(seqs, max(treeRowNodes, longest), pad)
+	if err != nil {
+		return lossBatch{}, fmt.Errorf("grpo: pack turn samples: %w", err)
+	}
+	rows := tb.Rows()
+	count := make([]int, rows)
+	for j, i := range idx {
+		for t := 1; t < len(samples[i].Mask); t++ {
+			if samples[i].Mask[t] != 0 {
+				count[tb.Row[j]]++
+			}
+		}
+	}
+	k := qwen3.BucketLength(slices.Max(count))
+	from, targets := make([]int32, rows*k), make([]int32, rows*k)
+	w, a, sl := make([]float32, rows*k), make([]float32, rows*k), make([]float32, rows*k)
+	fill := make([]int, rows)
+	for j, i := range idx {
+		s, r := samples[i], tb.Row[j]
+		for t := 1; t < len(s.Mask); t++ {
+			if s.Mask[t] == 0 {
+				continue
+			}
+			o := r*k + fill[r]
+			fill[r]++
+			from[o], targets[o] = tb.Node[j][t-1], s.IDs[t]
+			w[o], a[o], sl[o] = weights[i][t], float32(adv[i]), s.LogProbs[t]
+		}
+	}
+	occ := func(x []float32) *tensors.Tensor { return tensors.FromFlatDataAndDimensions(x, rows, k) }
+	return lossBatch{
+		model: []*tensors.Tensor{tb.IDs, tb.Positions, tb.SubtreeEnd,
+			tensors.FromFlatDataAndDimensions(from, rows, k), tensors.FromFlatDataAndDimensions(targets, rows, k)},
+		weights: occ(w), advantages: occ(a), samplingLogp: occ(sl), tree: true,
+	}, nil
 }
 
 // fixedLogProbs computes, once per step, the log-probabilities the loss
@@ -281,12 +351,12 @@ func (t *GRPOTrainer) fixedLogProbs(batches []lossBatch, lc LossConfig) (olds, r
 	refs = make([]*tensors.Tensor, len(batches))
 	for k, mb := range batches {
 		if !lc.FreshOld {
-			if olds[k], err = t.tokenLogp(t.Learner.Model.Weights(), mb.microBatch); err != nil {
+			if olds[k], err = t.tokenLogp(t.Learner.Model.Weights(), mb); err != nil {
 				return nil, nil, err
 			}
 		}
 		if lc.Beta > 0 {
-			if refs[k], err = t.tokenLogp(t.ref, mb.microBatch); err != nil {
+			if refs[k], err = t.tokenLogp(t.ref, mb); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -330,8 +400,12 @@ func (t *GRPOTrainer) update(batches []lossBatch, olds, refs []*tensors.Tensor, 
 			if ref == nil {
 				ref = mb.samplingLogp
 			}
-			l, extras, err := t.Learner.accumulate("grpo", t.lossGraph(lc), []*tensors.Tensor{
-				mb.ids, mb.mask, mb.positions, mb.weights, mb.advantages, old, ref, mb.samplingLogp})
+			key, graph := "grpo", t.lossGraph(lc)
+			if mb.tree {
+				key, graph = "grpo_tree", t.treeLossGraph(lc)
+			}
+			l, extras, err := t.Learner.accumulate(key, graph, slices.Concat(mb.model,
+				[]*tensors.Tensor{mb.weights, mb.advantages, old, ref, mb.samplingLogp}))
 			if err != nil {
 				return up, withOOMHint(err)
 			}
@@ -359,12 +433,32 @@ func (t *GRPOTrainer) lossGraph(lc LossConfig) lossGraph {
 	}
 }
 
-// tokenLogp computes log p(token t | < t) at every position of a micro-batch
-// with the given weights ([B, T], 0 at t = 0), without gradients.
-func (t *GRPOTrainer) tokenLogp(weights []*tensors.Tensor, mb microBatch) (*tensors.Tensor, error) {
+// treeLossGraph adapts GRPOTreeLoss to the learner, like lossGraph.
+func (t *GRPOTrainer) treeLossGraph(lc LossConfig) lossGraph {
+	cfg := t.Learner.Model.Config
+	return func(weights, in []*Node) (*Node, []*Node) {
+		out := GRPOTreeLoss(cfg, weights, TreeLossInputs{IDs: in[0], Positions: in[1], SubtreeEnd: in[2], From: in[3], Targets: in[4],
+			Weights: in[5], Advantages: in[6], OldLogp: in[7], RefLogp: in[8], SamplingLogp: in[9]}, lc)
+		return out.Loss, []*Node{out.Tokens, out.Entropy, out.KL, out.ClipLow, out.ClipHigh, out.SamplingDiff}
+	}
+}
+
+// tokenLogp computes, without gradients and with the given weights, the
+// log-probabilities the loss compares against: log p(token t | < t) at every
+// position of padded rows ([B, T], 0 at t = 0), or of every scored
+// occurrence of trees ([R, K]).
+func (t *GRPOTrainer) tokenLogp(weights []*tensors.Tensor, mb lossBatch) (*tensors.Tensor, error) {
 	cfg := t.Learner.Model.Config
 	n := len(weights)
-	e, err := t.Learner.exec(fmt.Sprintf("logp_t%g", t.Config.Temperature), func(g *Graph, in []*Node) []*Node {
+	key := fmt.Sprintf("logp_t%g", t.Config.Temperature)
+	if mb.tree {
+		key = "tree_" + key
+	}
+	e, err := t.Learner.exec(key, func(g *Graph, in []*Node) []*Node {
+		if mb.tree {
+			logp, _ := qwen3.TreeTokenLogProbs(cfg, in[:n], in[n], in[n+1], in[n+2], in[n+3], in[n+4], t.Config.Temperature)
+			return []*Node{logp}
+		}
 		logp, _ := qwen3.TokenLogProbs(cfg, in[:n], in[n], in[n+1], in[n+2], t.Config.Temperature)
 		b := logp.Shape().Dimensions[0]
 		return []*Node{Concatenate([]*Node{Zeros(g, shapesOf(b, 1)), logp}, 1)}
@@ -372,7 +466,7 @@ func (t *GRPOTrainer) tokenLogp(weights []*tensors.Tensor, mb microBatch) (*tens
 	if err != nil {
 		return nil, err
 	}
-	out, err := e.Call(append(slices.Clone(weights), mb.ids, mb.mask, mb.positions))
+	out, err := e.Call(slices.Concat(weights, mb.model))
 	if err != nil {
 		return nil, fmt.Errorf("grpo: score old/reference log-probs: %w", err)
 	}

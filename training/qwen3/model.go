@@ -22,9 +22,15 @@ func decoderLayer(cfg Config, p layerParams, h, cos, sin *Node, kvFn func(k, v *
 // hiddenStates runs the decoder over full sequences: ids, positions and mask
 // are [B, T]; it returns the final-normed hidden states [B, T, H].
 func hiddenStates(cfg Config, p params, ids, positions, mask *Node) *Node {
+	return decoderStack(cfg, p, ids, positions, causalVisibility(mask))
+}
+
+// decoderStack runs the decoder over ids and positions [B, T] where query t
+// sees key s when visible[b, t, s] ([B, T, T] bool); it returns the
+// final-normed hidden states [B, T, H].
+func decoderStack(cfg Config, p params, ids, positions, visible *Node) *Node {
 	h := embed(p, ids)
 	cos, sin := ropeCosSin(positions, cfg.HeadDim, cfg.RopeTheta, h.DType())
-	visible := causalVisibility(mask)
 	for _, lp := range p.layers {
 		h = decoderLayer(cfg, lp, h, cos, sin, func(k, v *Node) (*Node, *Node, *Node) {
 			return TransposeAllAxes(k, 0, 2, 1, 3), TransposeAllAxes(v, 0, 2, 1, 3), visible

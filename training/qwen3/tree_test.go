@@ -1,0 +1,112 @@
+package qwen3
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/core/tensors"
+)
+
+// TestPackTrees: shared prefixes become one node each, depth-first order
+// puts every subtree in one interval, and each sequence's nodes spell it.
+func TestPackTrees(t *testing.T) {
+	seqs := [][]int32{
+		{1, 2, 3, 4},
+		{1, 2, 3, 4}, // identical: no new node
+		{1, 2, 5},    // shares 1 2
+		{7, 8},       // a second root
+		{1, 2, 3, 4, 9},
+	}
+	tb, err := PackTrees(seqs, 100, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb.Nodes != 8 || tb.Rows() != 1 || tb.N != 16 {
+		t.Fatalf("nodes %d rows %d N %d, want 8 nodes in 1 row of 16", tb.Nodes, tb.Rows(), tb.N)
+	}
+	ids := tensors.MustCopyFlatData[int32](tb.IDs)
+	pos := tensors.MustCopyFlatData[int32](tb.Positions)
+	end := tensors.MustCopyFlatData[int32](tb.SubtreeEnd)
+	wantIDs := []int32{1, 2, 3, 4, 9, 5, 7, 8}
+	wantPos := []int32{0, 1, 2, 3, 4, 2, 0, 1}
+	wantEnd := []int32{5, 5, 4, 4, 4, 5, 7, 7}
+	if !slices.Equal(ids[:8], wantIDs) || !slices.Equal(pos[:8], wantPos) || !slices.Equal(end[:8], wantEnd) {
+		t.Fatalf("ids %v pos %v end %v, want %v %v %v", ids[:8], pos[:8], end[:8], wantIDs, wantPos, wantEnd)
+	}
+	if ids[8] != -1 || end[8] != -1 {
+		t.Fatalf("padding node: id %d end %d, want -1 -1", ids[8], end[8])
+	}
+	for i, s := range seqs {
+		for j, n := range tb.Node[i] {
+			if ids[n] != s[j] || pos[n] != int32(j) {
+				t.Fatalf("sequence %d token %d: node %d holds %d at depth %d", i, j, n, ids[n], pos[n])
+			}
+			if j > 0 && !(tb.Node[i][j-1] < n && n <= end[tb.Node[i][j-1]]) {
+				t.Fatalf("sequence %d: node %d is not in the subtree of the previous token's node", i, n)
+			}
+		}
+	}
+	// Rows of at most 5 nodes: the third sequence still fits (one new
+	// node), the fourth does not, nor the fifth beside it; 3 rows pad to 4.
+	tb, err = PackTrees(seqs, 5, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{0, 0, 0, 1, 2}; !slices.Equal(tb.Row, want) || tb.Rows() != 4 {
+		t.Fatalf("rows %v of %d, want %v of 4", tb.Row, tb.Rows(), want)
+	}
+	if _, err := PackTrees([][]int32{{1}, {}}, 10, 0); err == nil {
+		t.Fatal("an empty sequence was packed")
+	}
+}
+
+// TestScoreTreesMatchesScore: log-probabilities and entropies over prefix
+// trees equal those of a padded batch, for sequences sharing prefixes,
+// identical ones, several roots and rows split by maxNodes.
+func TestScoreTreesMatchesScore(t *testing.T) {
+	cfg := TinyConfig(64)
+	m := tinyModel(t, cfg, dtypes.Float32)
+	rng := rand.New(rand.NewPCG(1, 2))
+	random := func(n int) []int32 {
+		s := make([]int32, n)
+		for i := range s {
+			s[i] = int32(rng.IntN(64))
+		}
+		return s
+	}
+	prompt := random(40)
+	var seqs [][]int32
+	for i := 0; i < 12; i++ {
+		s := slices.Clone(prompt[:20+rng.IntN(21)])
+		seqs = append(seqs, append(s, random(1+rng.IntN(30))...))
+	}
+	seqs = append(seqs, slices.Clone(seqs[3]), random(17), random(2))
+	want, wantEnt, err := m.Score(seqs, 0.7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, maxNodes := range []int{1 << 20, 100} {
+		got, gotEnt, err := m.ScoreTrees(seqs, maxNodes, 0.7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		worst := 0.0
+		for i := range seqs {
+			if len(got[i]) != len(want[i]) {
+				t.Fatalf("sequence %d: %d log-probs, want %d", i, len(got[i]), len(want[i]))
+			}
+			for j := range want[i] {
+				worst = max(worst, math.Abs(float64(got[i][j]-want[i][j])), math.Abs(float64(gotEnt[i][j]-wantEnt[i][j])))
+			}
+		}
+		// float32 sums over differently padded key sets: a few ulps of
+		// values around 4 (log 64).
+		if worst > 1e-5 {
+			t.Fatalf("maxNodes %d: max |tree − padded| = %g", maxNodes, worst)
+		}
+		t.Logf("maxNodes %d: max |tree − padded| = %.2g", maxNodes, worst)
+	}
+}

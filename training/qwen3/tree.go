@@ -216,7 +216,6 @@ func TreeTokenLogProbs(cfg Config, weights []*Node, ids, positions, subtreeEnd, 
 	return logp, entropy
 }
 
-
 // ScoreTrees is Score computed over prefix trees (PackTrees with rows of at
 // most maxNodes nodes): the same log-probabilities and entropies, each
 // shared prefix computed once.

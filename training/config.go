@@ -151,13 +151,15 @@ type GRPOConfig struct {
 	// episodes make one step and must be a multiple of NumGenerations (TRL's
 	// rule); see QuestionsPerStep.
 	GradientAccumulationSteps int `json:"gradient_accumulation_steps" yaml:"gradient_accumulation_steps" help:"micro-batches per optimizer step"`
-	// PrefixSharing packs each micro-batch's turn samples into prefix trees
-	// for the loss (qwen3.PackTrees): a prompt prefix that several turns or
-	// episodes share — the system prompt and the question, or whole turns
-	// that episodes of a group repeat — is computed once. Default true;
-	// false scores each turn as its own padded row, the slower path it
-	// replaced (same loss; kept to compare the two).
-	PrefixSharing bool `json:"prefix_sharing" yaml:"prefix_sharing" help:"compute each shared prompt prefix of a micro-batch's turns once in the loss (false: one padded row per turn)"`
+	// PrefixSharing computes shared prompts once. The loss packs each
+	// micro-batch's turn samples into prefix trees (qwen3.PackTrees): a
+	// prefix that several turns or episodes share — the system prompt and
+	// the question, or whole turns that episodes of a group repeat — is
+	// computed once; generation prefills each distinct prompt of a turn
+	// once (qwen3.GenerateOptions.SharePrompts). Default true; false scores
+	// each turn as its own padded row and prefills every episode's prompt,
+	// the slower paths they replaced (same results; kept to compare).
+	PrefixSharing bool `json:"prefix_sharing" yaml:"prefix_sharing" help:"compute shared prompt prefixes once, in the loss and in generation (false: one padded row per turn and per episode)"`
 	// GRPOMaxQuestions caps the training questions GRPO plays, taken in turn
 	// from each database (a spread subset of the SFT questions). Default 0 =
 	// all training questions. A small model learns per question: fewer

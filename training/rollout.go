@@ -62,6 +62,9 @@ type RolloutConfig struct {
 	Seed int64
 	// SystemPrompt replaces GetSystemPrompt() when not empty.
 	SystemPrompt string
+	// SharePrompts prefills each distinct prompt of a turn once
+	// (qwen3.GenerateOptions.SharePrompts): episodes of a group start alike.
+	SharePrompts bool
 }
 
 // Turn is one model turn of an episode, exactly as generated: the training
@@ -273,7 +276,7 @@ func (r *Roller) rollout(ctx context.Context, questionIDs []string, gens int, te
 		gen, genSeconds, err := timedGenerate(ctx, r.gen, prompts, qwen3.GenerateOptions{
 			MaxNewTokens: r.cfg.MaxNewTokens, Temperature: temperature, TopP: r.cfg.TopP, TopK: r.cfg.TopK,
 			Seed: r.cfg.Seed*1_000_003 + r.calls*10_007 + int64(turn), StopTokens: []int32{r.tok.EOS(), r.tok.PAD()},
-			PadID: r.tok.PAD(), LengthBucket: r.cfg.LengthBucket,
+			PadID: r.tok.PAD(), LengthBucket: r.cfg.LengthBucket, SharePrompts: r.cfg.SharePrompts,
 		})
 		if err != nil {
 			return nil, stats, fmt.Errorf("rollout: generate (turn %d, %d episodes): %w", turn, len(active), err)

@@ -30,9 +30,14 @@ type GenerateOptions struct {
 	// PadID fills prompts on the left and finished sequences.
 	PadID int32
 	// LengthBucket rounds the prompt length and the KV-cache length up to a
-	// multiple (default 64), and the batch is rounded up to a power of two,
-	// so XLA compiles few distinct programs.
+	// multiple (default 64), and the batch is rounded up (BucketRows), so
+	// XLA compiles few distinct programs.
 	LengthBucket int
+	// SharePrompts prefills each distinct prompt once and copies its KV
+	// cache to every sequence that has it (the episodes of a group start
+	// from the same prompt, and often stay alike). Sampling is unchanged:
+	// each sequence still draws its own tokens.
+	SharePrompts bool
 
 	// keepLogits makes Generate also return every step's logits (tests).
 	keepLogits bool
@@ -84,17 +89,20 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 		s.topP = 0
 	}
 
-	// Shapes: batch to a power of two, prompt and cache lengths to the bucket.
+	// Shapes: batch rounded up (BucketRows), prompt and cache lengths to the bucket.
 	rows := len(prompts)
-	bsz := 1 << bits.Len(uint(rows-1))
+	bsz := BucketRows(rows)
 	longest := 0
 	for _, p := range prompts {
 		longest = max(longest, len(p))
 	}
 	plen := roundUp(longest, bucket)
 	smax := roundUp(plen+opts.MaxNewTokens, bucket)
-	padded := slices.Clone(prompts)
-	for len(padded) < bsz {
+	// The prefill runs over the distinct prompts (all of them without
+	// SharePrompts); sourceOf maps each of the bsz rows to its prompt.
+	distinct, sourceOf := distinctPrompts(prompts, bsz, opts.SharePrompts)
+	padded := slices.Clone(distinct)
+	for len(padded) < BucketRows(len(distinct)) {
 		padded = append(padded, []int32{opts.PadID})
 	}
 	batch := PadLeft(padded, opts.PadID, plen)
@@ -107,14 +115,13 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 	if err != nil {
 		return nil, err
 	}
-	out, err := m.call(prefill, batch.IDs, batch.Mask, batch.Positions, rng)
+	out, err := m.call(prefill, batch.IDs, batch.Mask, batch.Positions, tensors.FromFlatDataAndDimensions(sourceOf, bsz), rng)
 	if err != nil {
 		return nil, err
 	}
 	L := m.Config.NumHiddenLayers
 	gen := &Generation{Tokens: make([][]int32, rows), LogProbs: make([][]float32, rows), Stopped: make([]bool, rows)}
-	promptMask := padMaskTo(batch, smax)
-	lengths := batch.Lengths
+	promptMask, lengths := rowsOf(batch, smax, sourceOf)
 	for step := 0; ; step++ {
 		if live := gen.add(out, opts, s.keepLogits, m.Config.VocabSize); live == 0 {
 			return gen, nil
@@ -197,40 +204,105 @@ func (gen *Generation) add(out []*tensors.Tensor, opts GenerateOptions, keepLogi
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
 
-// padMaskTo widens the prompt mask [B, P] to the cache length [B, S] with zeros.
-func padMaskTo(b Batch, s int) *tensors.Tensor {
-	src := tensors.MustCopyFlatData[int32](b.Mask)
-	rows := len(src) / b.T
-	dst := make([]int32, rows*s)
-	for r := 0; r < rows; r++ {
-		copy(dst[r*s:], src[r*b.T:(r+1)*b.T])
+// BucketRows rounds a batch size up to the next of 1, 2, 4, 8, 12, 16, 24,
+// 32, 48, … (2ᵏ, and 1.5·2ᵏ from 12): at most a third of a batch is padding
+// rows, and few distinct batch sizes are compiled.
+func BucketRows(n int) int {
+	if n <= 8 {
+		return 1 << bits.Len(uint(max(n, 1)-1))
 	}
-	return tensors.FromFlatDataAndDimensions(dst, rows, s)
+	b := 8
+	for b < n {
+		if b&(b-1) == 0 {
+			b += b / 2
+		} else {
+			b = b / 3 * 4
+		}
+	}
+	return b
+}
+
+// distinctPrompts returns the prompts the prefill computes and, for each of
+// bsz rows, the index of its prompt among them (padding rows: the last
+// prompt, whose results they ignore). With share, equal prompts are one;
+// without, every prompt is its own.
+func distinctPrompts(prompts [][]int32, bsz int, share bool) ([][]int32, []int32) {
+	sourceOf := make([]int32, bsz)
+	if !share {
+		for r := range sourceOf {
+			sourceOf[r] = int32(min(r, len(prompts)-1))
+		}
+		return prompts, sourceOf
+	}
+	var distinct [][]int32
+	index := map[string]int32{}
+	for r, p := range prompts {
+		key := string(promptKey(p))
+		i, ok := index[key]
+		if !ok {
+			i = int32(len(distinct))
+			index[key] = i
+			distinct = append(distinct, p)
+		}
+		sourceOf[r] = i
+	}
+	for r := len(prompts); r < bsz; r++ {
+		sourceOf[r] = sourceOf[len(prompts)-1]
+	}
+	return distinct, sourceOf
+}
+
+// promptKey is a token sequence as bytes, to key a map.
+func promptKey(p []int32) []byte {
+	b := make([]byte, 4*len(p))
+	for i, t := range p {
+		b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(t), byte(t>>8), byte(t>>16), byte(t>>24)
+	}
+	return b
+}
+
+// rowsOf widens the prefill batch's prompt mask [U, P] to the cache length
+// [B, S] (zeros after the prompt) for each row's prompt, and returns each
+// row's prompt length.
+func rowsOf(b Batch, s int, sourceOf []int32) (*tensors.Tensor, []int) {
+	src := tensors.MustCopyFlatData[int32](b.Mask)
+	dst := make([]int32, len(sourceOf)*s)
+	lengths := make([]int, len(sourceOf))
+	for r, u := range sourceOf {
+		copy(dst[r*s:], src[int(u)*b.T:(int(u)+1)*b.T])
+		lengths[r] = b.Lengths[u]
+	}
+	return tensors.FromFlatDataAndDimensions(dst, len(sourceOf), s), lengths
 }
 
 // generationExecs builds the prefill and decode programs for one sampling setup.
 //
-//	prefill(weights…, ids [B,P], mask [B,P], positions [B,P], rng) →
+//	prefill(weights…, ids [U,P], mask [U,P], positions [U,P], sourceOf [B], rng) →
 //	    token [B], logp [B], rng, (logits [B,V]), K₀…K_{L−1}, V₀…V_{L−1} each [B, nKV, S, D]
+//
+// The prefill computes U prompts and gives row b the caches and next-token
+// distribution of prompt sourceOf[b].
+//
 //	decode(weights…, token [B], position [B], promptMask [B,S], plen, slot, rng, K…, V…) → same outputs
 func (m *Model) generationExecs(s sampling, plen, smax int) (prefill, decode *Exec, err error) {
 	cfg, n, L := m.Config, len(m.weights), m.Config.NumHiddenLayers
 	prefill, err = m.exec(fmt.Sprintf("prefill_%s_s%d", s.key(), smax), func(g *Graph, in []*Node) []*Node {
 		p := bindParams(cfg, in[:n])
-		ids, mask, positions, rng := in[n], in[n+1], in[n+2], in[n+3]
+		ids, mask, positions, sourceOf, rng := in[n], in[n+1], in[n+2], in[n+3], in[n+4]
+		rowsOf := func(x *Node) *Node { return Gather(x, ExpandAxes(sourceOf, -1)) } // [U, …] → [B, …]
 		h := embed(p, ids)
 		cos, sin := ropeCosSin(positions, cfg.HeadDim, cfg.RopeTheta, h.DType())
 		visible := causalVisibility(mask)
 		var ks, vs []*Node
 		for _, lp := range p.layers {
 			h = decoderLayer(cfg, lp, h, cos, sin, func(k, v *Node) (*Node, *Node, *Node) {
-				k, v = TransposeAllAxes(k, 0, 2, 1, 3), TransposeAllAxes(v, 0, 2, 1, 3) // [B, nKV, P, D]
-				ks, vs = append(ks, growTo(k, smax)), append(vs, growTo(v, smax))
+				k, v = TransposeAllAxes(k, 0, 2, 1, 3), TransposeAllAxes(v, 0, 2, 1, 3) // [U, nKV, P, D]
+				ks, vs = append(ks, growTo(rowsOf(k), smax)), append(vs, growTo(rowsOf(v), smax))
 				return k, v, visible
 			})
 		}
 		t := h.Shape().Dimensions[1]
-		last := Squeeze(SliceAxis(h, 1, AxisRange(t-1, t)), 1) // [B, H]
+		last := rowsOf(Squeeze(SliceAxis(h, 1, AxisRange(t-1, t)), 1)) // [B, H]
 		logits := logitsOf(p, rmsNorm(last, p.norm, cfg.RMSNormEps))
 		return append(sample(s, logits, rng), append(ks, vs...)...)
 	})

@@ -1,6 +1,7 @@
 package qwen3
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -108,5 +109,48 @@ func TestScoreTreesMatchesScore(t *testing.T) {
 			t.Fatalf("maxNodes %d: max |tree − padded| = %g", maxNodes, worst)
 		}
 		t.Logf("maxNodes %d: max |tree − padded| = %.2g", maxNodes, worst)
+	}
+}
+
+// TestSharePromptsSameGeneration: prefilling each distinct prompt once and
+// copying its caches gives every sequence the tokens and log-probs it gets
+// when each prompt is prefilled on its own, sampling included.
+func TestSharePromptsSameGeneration(t *testing.T) {
+	cfg := TinyConfig(128)
+	m := tinyModel(t, cfg, dtypes.Float32)
+	a, b, c := []int32{5, 6, 7, 8, 9}, []int32{5, 6, 7, 1}, []int32{3}
+	prompts := [][]int32{a, b, a, a, c, b, a, a, a, b} // 10 rows → 12, 3 distinct prompts → 4
+	for _, temp := range []float64{0, 0.8} {
+		opts := GenerateOptions{MaxNewTokens: 12, Temperature: temp, Seed: 9, StopTokens: []int32{0}, LengthBucket: 16}
+		alone, err := m.Generate(context.Background(), prompts, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.SharePrompts = true
+		shared, err := m.Generate(context.Background(), prompts, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := range prompts {
+			if !slices.Equal(alone.Tokens[r], shared.Tokens[r]) {
+				t.Fatalf("temperature %g, row %d: %v alone, %v shared", temp, r, alone.Tokens[r], shared.Tokens[r])
+			}
+			for j := range alone.LogProbs[r] {
+				if d := math.Abs(float64(alone.LogProbs[r][j] - shared.LogProbs[r][j])); d > 1e-5 {
+					t.Fatalf("temperature %g, row %d token %d: log-prob %g alone, %g shared", temp, r, j, alone.LogProbs[r][j], shared.LogProbs[r][j])
+				}
+			}
+		}
+		if temp > 0 && slices.Equal(shared.Tokens[0], shared.Tokens[2]) && slices.Equal(shared.Tokens[2], shared.Tokens[3]) {
+			t.Fatalf("rows with the same prompt drew the same tokens: %v", shared.Tokens[0])
+		}
+	}
+}
+
+func TestBucketRows(t *testing.T) {
+	for _, c := range [][2]int{{0, 1}, {1, 1}, {3, 4}, {8, 8}, {9, 12}, {12, 12}, {13, 16}, {17, 24}, {25, 32}, {33, 48}, {70, 96}, {560, 768}} {
+		if got := BucketRows(c[0]); got != c[1] {
+			t.Errorf("BucketRows(%d) = %d, want %d", c[0], got, c[1])
+		}
 	}
 }

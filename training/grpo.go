@@ -194,7 +194,8 @@ func (t *GRPOTrainer) Step(ctx context.Context, s int) (Metrics, error) {
 	m["epoch"] = float64(s+1) / float64(max(1, t.TotalSteps()/max(1, cfg.NumTrainEpochs)))
 	m["loss"], m["grad_norm"], m["learning_rate"] = up.loss, up.gradNorm, lr
 	m["step_time"] = stepSeconds
-	m["time/rollout"], m["time/generation"], m["time/environment"], m["time/loss_backward"] = rollSeconds, sc.stats.GenerateSeconds, sc.stats.EnvironmentSeconds, lossSeconds
+	m["time/rollout"], m["time/generation"], m["time/environment"] = rollSeconds, sc.stats.GenerateSeconds, sc.stats.EnvironmentSeconds
+	m["time/loss_backward"], m["time/optimizer"] = lossSeconds-up.optimizerSeconds, up.optimizerSeconds
 	m["tokens/s"] = float64(sc.stats.GeneratedTokens) / stepSeconds
 	return m, nil
 }
@@ -382,8 +383,9 @@ func (s *lossSums) add(extras []float64) {
 
 // updateResult is what the update stage reports.
 type updateResult struct {
-	loss, gradNorm float64 // of the last iteration
-	sums           lossSums
+	loss, gradNorm   float64 // of the last iteration
+	sums             lossSums
+	optimizerSeconds float64 // in AdamW steps (the rest of the stage is loss and backward)
 }
 
 // update accumulates the loss's gradients over the micro-batches and takes
@@ -415,9 +417,11 @@ func (t *GRPOTrainer) update(batches []lossBatch, olds, refs []*tensors.Tensor, 
 			}
 		}
 		var err error
+		start := now()
 		if up.gradNorm, err = t.Learner.Apply(lr); err != nil {
 			return up, withOOMHint(err)
 		}
+		up.optimizerSeconds += since(start)
 	}
 	return up, nil
 }

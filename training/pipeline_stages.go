@@ -139,20 +139,15 @@ func (p *Pipeline) evaluateModel(ctx context.Context, qs []dataset.QuestionRecor
 	if p.Roller == nil {
 		return SplitResult{}, errors.New("no model loaded")
 	}
-	ids := QuestionIDs(qs)
-	greedy, err := EvaluateModel(ctx, p.Roller, ids)
+	greedy, sampled, _, err := p.Roller.Evaluate(ctx, QuestionIDs(qs), p.Config.EvalSamples, p.Config.Temperature)
 	if err != nil {
 		return SplitResult{}, err
 	}
-	var sampled sqlenv.EvalReport
-	if k := p.Config.EvalSamples; k > 0 {
-		episodes, _, err := p.Roller.RolloutWith(ctx, ids, k, p.Config.Temperature)
-		if err != nil {
-			return SplitResult{}, err
-		}
-		sampled = EvalReportOf(episodes)
+	var sampledReport sqlenv.EvalReport
+	if len(sampled) > 0 {
+		sampledReport = EvalReportOf(sampled)
 	}
-	return splitResult(len(qs), p.Config.Temperature, greedy, sampled), nil
+	return splitResult(len(qs), p.Config.Temperature, EvalReportOf(greedy), sampledReport), nil
 }
 
 func (p *Pipeline) evaluateRandom(ctx context.Context, qs []dataset.QuestionRecord) (SplitResult, error) {

@@ -132,3 +132,44 @@ func TestPrefixSharingMatchesTurnRows(t *testing.T) {
 			lc, len(rows.logp), worst, worstGrad, rows.tokens, rows.rows, trees.tokens, trees.rows)
 	}
 }
+
+// TestEvaluateOneRollout: Roller.Evaluate plays each question's greedy and
+// sampled episodes in one rollout (one generation call per turn); its
+// greedy episodes are those Greedy plays alone.
+func TestEvaluateOneRollout(t *testing.T) {
+	_, _, roller, ids, _ := tinySetup(t, t.TempDir())
+	ctx := context.Background()
+	ids = ids[:3]
+	alone, _, err := roller.Greedy(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	greedy, sampled, stats, err := roller.Evaluate(ctx, ids, 4, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(greedy) != 3 || len(sampled) != 12 || stats.Episodes != 15 {
+		t.Fatalf("%d greedy and %d sampled episodes (%d played), want 3 and 12", len(greedy), len(sampled), stats.Episodes)
+	}
+	turns := 0
+	for i, e := range greedy {
+		if e.QuestionID != ids[i] || e.Completion() != alone[i].Completion() {
+			t.Fatalf("greedy episode %d (%s): %q, alone %q", i, e.QuestionID, e.Completion(), alone[i].Completion())
+		}
+		turns = max(turns, len(e.Turns))
+	}
+	differs := false
+	for i, e := range sampled {
+		if e.QuestionID != ids[i/4] {
+			t.Fatalf("sampled episode %d is of %s, want %s", i, e.QuestionID, ids[i/4])
+		}
+		turns = max(turns, len(e.Turns))
+		differs = differs || e.Completion() != greedy[i/4].Completion()
+	}
+	if !differs {
+		t.Fatal("every sampled episode is its question's greedy one")
+	}
+	if stats.GenerateCalls != turns {
+		t.Fatalf("%d generation calls for episodes of at most %d turns", stats.GenerateCalls, turns)
+	}
+}

@@ -205,6 +205,8 @@ type liveEpisode struct {
 	obs     sqlenv.Observation
 	history []tokenizer.Message // user/assistant messages after the system prompt
 	done    bool
+	// temperature the episode samples at (0: greedy).
+	temperature float64
 }
 
 // Rollout plays NumGenerations episodes of each question.
@@ -227,9 +229,47 @@ func (r *Roller) Greedy(ctx context.Context, questionIDs []string) ([]*Episode, 
 	return r.rollout(ctx, questionIDs, 1, 0)
 }
 
+// Evaluate plays, for each question, one greedy episode and samples
+// episodes at temperature, all in one rollout: each turn is one generation
+// call for every episode of the split, greedy and sampled alike.
+func (r *Roller) Evaluate(ctx context.Context, questionIDs []string, samples int, temperature float64) (greedy, sampled []*Episode, stats RolloutStats, err error) {
+	if samples < 0 {
+		return nil, nil, stats, fmt.Errorf("rollout: %d samples per question (need ≥ 0)", samples)
+	}
+	temps := make([]float64, 1+samples)
+	for i := 1; i <= samples; i++ {
+		temps[i] = temperature
+	}
+	episodes, stats, err := r.play(ctx, questionIDs, temps)
+	if err != nil {
+		return nil, nil, stats, err
+	}
+	for i, e := range episodes {
+		if i%len(temps) == 0 {
+			greedy = append(greedy, e)
+		} else {
+			sampled = append(sampled, e)
+		}
+	}
+	return greedy, sampled, stats, nil
+}
+
 func (r *Roller) rollout(ctx context.Context, questionIDs []string, gens int, temperature float64) ([]*Episode, RolloutStats, error) {
+	temps := make([]float64, gens)
+	for i := range temps {
+		temps[i] = temperature
+	}
+	return r.play(ctx, questionIDs, temps)
+}
+
+// play plays len(temps) episodes of each question, the i-th of each at
+// temps[i] (0: greedy), question by question; a question's episodes form
+// its group.
+func (r *Roller) play(ctx context.Context, questionIDs []string, temps []float64) ([]*Episode, RolloutStats, error) {
 	var stats RolloutStats
 	r.calls++
+	gens := len(temps)
+	mixed := slices.ContainsFunc(temps, func(t float64) bool { return t != temps[0] })
 	live := make([]*liveEpisode, 0, len(questionIDs)*gens)
 	defer func() {
 		for _, l := range live {
@@ -242,7 +282,7 @@ func (r *Roller) rollout(ctx context.Context, questionIDs []string, gens int, te
 			if err != nil {
 				return nil, stats, fmt.Errorf("rollout: new environment: %w", err)
 			}
-			l := &liveEpisode{ep: &Episode{QuestionID: id, Group: qi}, env: env}
+			l := &liveEpisode{ep: &Episode{QuestionID: id, Group: qi}, env: env, temperature: temps[g]}
 			live = append(live, l)
 			if l.obs, err = env.Reset(ctx, sqlenv.ResetOptions{QuestionID: id}); err != nil {
 				return nil, stats, fmt.Errorf("rollout: reset question %s: %w", id, err)
@@ -266,7 +306,14 @@ func (r *Roller) rollout(ctx context.Context, questionIDs []string, gens int, te
 			return nil, stats, err
 		}
 		prompts := make([][]int32, len(active))
+		var perEpisode []float64 // temperatures, when the episodes' differ
+		if mixed {
+			perEpisode = make([]float64, len(active))
+		}
 		for i, l := range active {
+			if mixed {
+				perEpisode[i] = l.temperature
+			}
 			p, err := r.prompt(l.history)
 			if err != nil {
 				return nil, stats, err
@@ -274,7 +321,7 @@ func (r *Roller) rollout(ctx context.Context, questionIDs []string, gens int, te
 			prompts[i] = p
 		}
 		gen, genSeconds, err := timedGenerate(ctx, r.gen, prompts, qwen3.GenerateOptions{
-			MaxNewTokens: r.cfg.MaxNewTokens, Temperature: temperature, TopP: r.cfg.TopP, TopK: r.cfg.TopK,
+			MaxNewTokens: r.cfg.MaxNewTokens, Temperature: temps[0], Temperatures: perEpisode, TopP: r.cfg.TopP, TopK: r.cfg.TopK,
 			Seed: r.cfg.Seed*1_000_003 + r.calls*10_007 + int64(turn), StopTokens: []int32{r.tok.EOS(), r.tok.PAD()},
 			PadID: r.tok.PAD(), LengthBucket: r.cfg.LengthBucket, SharePrompts: r.cfg.SharePrompts,
 		})

@@ -18,6 +18,10 @@ type GenerateOptions struct {
 	MaxNewTokens int
 	// Temperature divides the logits before sampling; 0 means greedy.
 	Temperature float64
+	// Temperatures, when set, gives each prompt its own temperature (0:
+	// greedy) instead of Temperature: greedy and sampled sequences share
+	// one batch (an evaluation's greedy and sampled episodes).
+	Temperatures []float64
 	// TopK keeps only the k most likely tokens (0: all).
 	TopK int
 	// TopP keeps the smallest set of most likely tokens whose probability
@@ -53,7 +57,9 @@ type Generation struct {
 	// Stopped says whether a stop token ended the sequence (else MaxNewTokens did).
 	Stopped []bool
 
-	logits [][][]float32 // [step][row][vocab], only with keepLogits
+	logits  [][][]float32 // [step][row][vocab], only with keepLogits
+	maxNew  int           // MaxNewTokens
+	batches []int         // the batch sizes decoding went through (tests)
 }
 
 // sampling holds the compile-time sampling parameters of a generation program.
@@ -62,9 +68,13 @@ type sampling struct {
 	topK        int
 	topP        float64
 	keepLogits  bool
+	perRow      bool // temperatures are an input, one per row (temperature unused)
 }
 
 func (s sampling) key() string {
+	if s.perRow {
+		return fmt.Sprintf("rows_k%d_p%g_l%v", s.topK, s.topP, s.keepLogits)
+	}
 	return fmt.Sprintf("t%g_k%d_p%g_l%v", s.temperature, s.topK, s.topP, s.keepLogits)
 }
 
@@ -84,9 +94,15 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 	if bucket <= 0 {
 		bucket = 64
 	}
-	s := sampling{temperature: opts.Temperature, topK: opts.TopK, topP: opts.TopP, keepLogits: opts.keepLogits}
+	s := sampling{temperature: opts.Temperature, topK: opts.TopK, topP: opts.TopP, keepLogits: opts.keepLogits, perRow: opts.Temperatures != nil}
 	if s.topP >= 1 {
 		s.topP = 0
+	}
+	if s.perRow {
+		s.temperature = 0
+		if len(opts.Temperatures) != len(prompts) {
+			return nil, fmt.Errorf("qwen3: %d temperatures for %d prompts", len(opts.Temperatures), len(prompts))
+		}
 	}
 
 	// Shapes: batch rounded up (BucketRows), prompt and cache lengths to the bucket.
@@ -115,30 +131,69 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 	if err != nil {
 		return nil, err
 	}
-	out, err := m.call(prefill, batch.IDs, batch.Mask, batch.Positions, tensors.FromFlatDataAndDimensions(sourceOf, bsz), rng)
+	// temps holds each slot's temperature (per-row sampling only).
+	var temps []float32
+	if s.perRow {
+		temps = make([]float32, bsz)
+		for r := range temps {
+			temps[r] = float32(opts.Temperatures[min(r, rows-1)])
+		}
+	}
+	prefillArgs := []*tensors.Tensor{batch.IDs, batch.Mask, batch.Positions, tensors.FromFlatDataAndDimensions(sourceOf, bsz), rng}
+	if s.perRow {
+		prefillArgs = append(prefillArgs, tensors.FromFlatDataAndDimensions(temps, bsz))
+	}
+	out, err := m.call(prefill, prefillArgs...)
 	if err != nil {
 		return nil, err
 	}
 	L := m.Config.NumHiddenLayers
 	gen := &Generation{Tokens: make([][]int32, rows), LogProbs: make([][]float32, rows), Stopped: make([]bool, rows)}
 	promptMask, lengths := rowsOf(batch, smax, sourceOf)
+	// rowOf maps each batch slot to its sequence (−1: a padding slot).
+	rowOf := make([]int, bsz)
+	for i := range rowOf {
+		rowOf[i] = -1
+		if i < rows {
+			rowOf[i] = i
+		}
+	}
+	gen.batches = []int{bsz}
 	for step := 0; ; step++ {
-		if live := gen.add(out, opts, s.keepLogits, m.Config.VocabSize); live == 0 {
+		live := gen.add(out, rowOf, opts, s.keepLogits, m.Config.VocabSize)
+		if live == 0 {
 			return gen, nil
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if !opts.keepLogits && BucketRows(live) <= len(rowOf)/2 {
+			// Most sequences have ended: go on with the live ones only, in a
+			// smaller batch (a sampling step costs as many rows as it has).
+			var keep []int32
+			if out, promptMask, lengths, rowOf, keep, err = m.compact(gen, out, promptMask, lengths, rowOf, BucketRows(live)); err != nil {
+				return nil, err
+			}
+			if s.perRow {
+				kept := make([]float32, len(keep))
+				for i, slot := range keep {
+					kept[i] = temps[slot]
+				}
+				temps = kept
+			}
+			gen.batches = append(gen.batches, len(rowOf))
+		}
 		// Next step: feed the sampled tokens at their positions; the cache
 		// slot written is plen+step.
-		positions := make([]int32, bsz)
+		b := len(rowOf)
+		positions := make([]int32, b)
 		for r := range positions {
 			positions[r] = int32(lengths[r] + step)
 		}
 		// The KV caches are donated: nothing reads them after this step, so
 		// the backend may update them in place instead of copying every
 		// layer's cache per generated token.
-		args := []any{out[0], tensors.FromFlatDataAndDimensions(positions, bsz), promptMask,
+		args := []any{out[0], tensors.FromFlatDataAndDimensions(positions, b), promptMask,
 			tensors.FromScalar(int32(plen)), tensors.FromScalar(int32(plen + step)), out[2]}
 		for _, c := range out[len(out)-2*L:] {
 			d, err := DonateTensorBuffer(c, m.backend, 0)
@@ -147,10 +202,63 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 			}
 			args = append(args, d)
 		}
+		if s.perRow {
+			args = append(args, tensors.FromFlatDataAndDimensions(temps, b))
+		}
 		if out, err = m.callAny(decode, args...); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// compact moves the sequences still running into a batch of size b: the
+// step's outputs (sampled tokens, RNG state, KV caches) and the prompt
+// masks and lengths are gathered to the live slots, in order; the slots
+// past them repeat the last live one and are padding. keep lists the old
+// slot of each new one.
+func (m *Model) compact(gen *Generation, out []*tensors.Tensor, promptMask *tensors.Tensor, lengths []int, rowOf []int, b int) (_ []*tensors.Tensor, _ *tensors.Tensor, _ []int, _ []int, keep []int32, _ error) {
+	for slot, r := range rowOf {
+		if r >= 0 && gen.running(r) {
+			keep = append(keep, int32(slot))
+		}
+	}
+	for len(keep) < b {
+		keep = append(keep, keep[len(keep)-1])
+	}
+	newRowOf, newLengths := make([]int, b), make([]int, b)
+	tokens := tensors.MustCopyFlatData[int32](out[0])
+	newTokens := make([]int32, b)
+	mask := tensors.MustCopyFlatData[int32](promptMask)
+	s := len(mask) / len(rowOf)
+	newMask := make([]int32, b*s)
+	for i, slot := range keep {
+		newRowOf[i] = rowOf[slot]
+		if i > 0 && slot == keep[i-1] {
+			newRowOf[i] = -1
+		}
+		newLengths[i], newTokens[i] = lengths[slot], tokens[slot]
+		copy(newMask[i*s:(i+1)*s], mask[int(slot)*s:(int(slot)+1)*s])
+	}
+	L := m.Config.NumHiddenLayers
+	gather, err := m.exec("compact", func(g *Graph, in []*Node) []*Node {
+		idx := ExpandAxes(in[len(m.weights)], -1)
+		caches := in[len(m.weights)+1:]
+		res := make([]*Node, len(caches))
+		for i, c := range caches {
+			res[i] = Gather(c, idx)
+		}
+		return res
+	})
+	if err != nil {
+		return nil, nil, nil, nil, nil, err
+	}
+	args := append([]*tensors.Tensor{tensors.FromFlatDataAndDimensions(keep, b)}, out[len(out)-2*L:]...)
+	caches, err := m.call(gather, args...)
+	if err != nil {
+		return nil, nil, nil, nil, nil, fmt.Errorf("qwen3: compact the KV caches: %w", err)
+	}
+	head := []*tensors.Tensor{tensors.FromFlatDataAndDimensions(newTokens, b), nil, out[2]}
+	return append(head, caches...), tensors.FromFlatDataAndDimensions(newMask, b, s), newLengths, newRowOf, keep, nil
 }
 
 // checkPrompts refuses empty prompts, token ids outside the vocabulary and
@@ -173,33 +281,41 @@ func (m *Model) checkPrompts(prompts [][]int32, opts GenerateOptions) error {
 }
 
 // add appends one step's sampled tokens and log-probabilities (out[0],
-// out[1]; out[3] the logits when kept) to the sequences still running, and
-// returns how many still run.
-func (gen *Generation) add(out []*tensors.Tensor, opts GenerateOptions, keepLogits bool, vocab int) (live int) {
-	rows := len(gen.Tokens)
+// out[1]; out[3] the logits when kept) of each batch slot to its sequence
+// (rowOf; −1: padding), if that sequence still runs, and returns how many
+// still run.
+func (gen *Generation) add(out []*tensors.Tensor, rowOf []int, opts GenerateOptions, keepLogits bool, vocab int) (live int) {
 	tokens := tensors.MustCopyFlatData[int32](out[0])
 	logps := tensors.MustCopyFlatData[float32](out[1])
 	if keepLogits {
 		flat := tensors.MustCopyFlatData[float32](out[3])
-		stepLogits := make([][]float32, rows)
-		for r := range stepLogits {
-			stepLogits[r] = flat[r*vocab : (r+1)*vocab]
+		stepLogits := make([][]float32, len(gen.Tokens))
+		for slot, r := range rowOf {
+			if r >= 0 {
+				stepLogits[r] = flat[slot*vocab : (slot+1)*vocab]
+			}
 		}
 		gen.logits = append(gen.logits, stepLogits)
 	}
-	for r := 0; r < rows; r++ {
-		if gen.Stopped[r] || len(gen.Tokens[r]) >= opts.MaxNewTokens {
+	gen.maxNew = opts.MaxNewTokens
+	for slot, r := range rowOf {
+		if r < 0 || !gen.running(r) {
 			continue
 		}
-		gen.Tokens[r] = append(gen.Tokens[r], tokens[r])
-		gen.LogProbs[r] = append(gen.LogProbs[r], logps[r])
-		if slices.Contains(opts.StopTokens, tokens[r]) {
+		gen.Tokens[r] = append(gen.Tokens[r], tokens[slot])
+		gen.LogProbs[r] = append(gen.LogProbs[r], logps[slot])
+		if slices.Contains(opts.StopTokens, tokens[slot]) {
 			gen.Stopped[r] = true
-		} else if len(gen.Tokens[r]) < opts.MaxNewTokens {
+		} else if gen.running(r) {
 			live++
 		}
 	}
 	return live
+}
+
+// running says whether sequence r is still generating.
+func (gen *Generation) running(r int) bool {
+	return !gen.Stopped[r] && len(gen.Tokens[r]) < gen.maxNew
 }
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
@@ -277,13 +393,15 @@ func rowsOf(b Batch, s int, sourceOf []int32) (*tensors.Tensor, []int) {
 
 // generationExecs builds the prefill and decode programs for one sampling setup.
 //
-//	prefill(weights…, ids [U,P], mask [U,P], positions [U,P], sourceOf [B], rng) →
+//	prefill(weights…, ids [U,P], mask [U,P], positions [U,P], sourceOf [B], rng, (temps [B])) →
 //	    token [B], logp [B], rng, (logits [B,V]), K₀…K_{L−1}, V₀…V_{L−1} each [B, nKV, S, D]
 //
 // The prefill computes U prompts and gives row b the caches and next-token
 // distribution of prompt sourceOf[b].
 //
-//	decode(weights…, token [B], position [B], promptMask [B,S], plen, slot, rng, K…, V…) → same outputs
+//	decode(weights…, token [B], position [B], promptMask [B,S], plen, slot, rng, K…, V…, (temps [B])) → same outputs
+//
+// temps, each row's temperature, are inputs with per-row sampling only.
 func (m *Model) generationExecs(s sampling, plen, smax int) (prefill, decode *Exec, err error) {
 	cfg, n, L := m.Config, len(m.weights), m.Config.NumHiddenLayers
 	prefill, err = m.exec(fmt.Sprintf("prefill_%s_s%d", s.key(), smax), func(g *Graph, in []*Node) []*Node {
@@ -304,7 +422,11 @@ func (m *Model) generationExecs(s sampling, plen, smax int) (prefill, decode *Ex
 		t := h.Shape().Dimensions[1]
 		last := rowsOf(Squeeze(SliceAxis(h, 1, AxisRange(t-1, t)), 1)) // [B, H]
 		logits := logitsOf(p, rmsNorm(last, p.norm, cfg.RMSNormEps))
-		return append(sample(s, logits, rng), append(ks, vs...)...)
+		var temps *Node
+		if s.perRow {
+			temps = in[n+5]
+		}
+		return append(sample(s, logits, rng, temps), append(ks, vs...)...)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -333,7 +455,11 @@ func (m *Model) generationExecs(s sampling, plen, smax int) (prefill, decode *Ex
 			})
 		}
 		logits := logitsOf(p, rmsNorm(Squeeze(h, 1), p.norm, cfg.RMSNormEps))
-		return append(sample(s, logits, rng), append(ks, vs...)...)
+		var temps *Node
+		if s.perRow {
+			temps = in[n+6+2*L]
+		}
+		return append(sample(s, logits, rng, temps), append(ks, vs...)...)
 	})
 	return prefill, decode, err
 }
@@ -349,21 +475,31 @@ func growTo(x *Node, s int) *Node {
 
 // sample draws the next token from float32 logits [B, V] and returns
 // token [B] int32, its log-probability [B] (temperature-scaled softmax), the
-// new RNG state and, with keepLogits, the logits.
-func sample(s sampling, logits, rng *Node) []*Node {
+// new RNG state and, with keepLogits, the logits. temps [B], with per-row
+// sampling, gives each row's temperature (≤ 0: greedy, log-probability at
+// temperature 1).
+func sample(s sampling, logits, rng, temps *Node) []*Node {
+	g := logits.Graph()
+	b, v := logits.Shape().Dimensions[0], logits.Shape().Dimensions[1]
 	scaled := logits
-	if s.temperature > 0 {
+	var greedyRow *Node
+	switch {
+	case s.perRow:
+		greedyRow = LessOrEqual(temps, ScalarZero(g, dtypes.Float32))
+		eff := Where(greedyRow, OnesLike(temps), temps)
+		scaled = Div(logits, BroadcastToShape(Reshape(eff, b, 1), logits.Shape()))
+	case s.temperature > 0:
 		scaled = DivScalar(logits, s.temperature)
 	}
 	logProbs := LogSoftmax(scaled, -1)
 	var token *Node
-	if s.temperature <= 0 {
+	if !s.perRow && s.temperature <= 0 {
 		token = ArgMax(logits, -1, dtypes.Int32)
 	} else {
 		allowed := scaled
-		if s.topK > 0 && s.topK < logits.Shape().Dimensions[1] {
+		if s.topK > 0 && s.topK < v {
 			kth := ReduceAndKeep(topKValues(scaled, s.topK), ReduceMin, -1)
-			allowed = Where(GreaterOrEqual(scaled, BroadcastToShape(kth, scaled.Shape())), allowed, FillScalar(scaled.Graph(), scaled.Shape(), maskedScore))
+			allowed = Where(GreaterOrEqual(scaled, BroadcastToShape(kth, scaled.Shape())), allowed, FillScalar(g, scaled.Shape(), maskedScore))
 		}
 		if s.topP > 0 {
 			// Keep the most likely tokens until their probability reaches topP:
@@ -371,9 +507,9 @@ func sample(s sampling, logits, rng *Node) []*Node {
 			sorted := Sort(allowed, -1, false)
 			probs := Softmax(sorted, -1)
 			above := Sub(CumSum(probs, -1), probs)
-			keep := LessThan(above, Scalar(scaled.Graph(), dtypes.Float32, s.topP))
-			threshold := ReduceAndKeep(Where(keep, sorted, FillScalar(scaled.Graph(), sorted.Shape(), 1e30)), ReduceMin, -1)
-			allowed = Where(GreaterOrEqual(allowed, BroadcastToShape(threshold, allowed.Shape())), allowed, FillScalar(scaled.Graph(), allowed.Shape(), maskedScore))
+			keep := LessThan(above, Scalar(g, dtypes.Float32, s.topP))
+			threshold := ReduceAndKeep(Where(keep, sorted, FillScalar(g, sorted.Shape(), 1e30)), ReduceMin, -1)
+			allowed = Where(GreaterOrEqual(allowed, BroadcastToShape(threshold, allowed.Shape())), allowed, FillScalar(g, allowed.Shape(), maskedScore))
 		}
 		// Gumbel-max: argmax(logits + Gumbel noise) samples softmax(logits).
 		var u *Node
@@ -381,8 +517,10 @@ func sample(s sampling, logits, rng *Node) []*Node {
 		const tiny = 1e-20
 		gumbel := Neg(Log(AddScalar(Neg(Log(AddScalar(u, tiny))), tiny)))
 		token = ArgMax(Add(allowed, gumbel), -1, dtypes.Int32)
+		if s.perRow {
+			token = Where(greedyRow, ArgMax(logits, -1, dtypes.Int32), token)
+		}
 	}
-	b, v := logits.Shape().Dimensions[0], logits.Shape().Dimensions[1]
 	logp := Reshape(pick(Reshape(logProbs, b, 1, v), Reshape(token, b, 1)), b)
 	out := []*Node{token, logp, rng}
 	if s.keepLogits {

@@ -154,3 +154,126 @@ func TestBucketRows(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateCompactsEndedSequences: when most sequences have stopped,
+// decoding goes on in a smaller batch, and greedy sequences are still those
+// each prompt gives alone.
+func TestGenerateCompactsEndedSequences(t *testing.T) {
+	m := contextModel(t, TinyConfig(64))
+	var prompts [][]int32
+	for i := 0; i < 24; i++ {
+		prompts = append(prompts, []int32{int32(i), int32(i*5%64 + 1), int32(i*11%64 + 2)})
+	}
+	// Stop on the tokens the first 20 prompts continue with.
+	first, err := m.Generate(context.Background(), prompts, GenerateOptions{MaxNewTokens: 1, LengthBucket: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stops []int32
+	for i := 0; i < 20; i++ {
+		stops = append(stops, first.Tokens[i][0])
+	}
+	running := 0
+	for i := 20; i < 24; i++ {
+		if !slices.Contains(stops, first.Tokens[i][0]) {
+			running++
+		}
+	}
+	if running == 0 {
+		t.Fatal("every prompt starts with a stop token: pick other prompts")
+	}
+	opts := GenerateOptions{MaxNewTokens: 20, StopTokens: stops, LengthBucket: 16}
+	batch, err := m.Generate(context.Background(), prompts, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(batch.batches) < 2 || batch.batches[len(batch.batches)-1] >= batch.batches[0] {
+		t.Fatalf("decoding never moved to a smaller batch: %v", batch.batches)
+	}
+	for i, p := range prompts {
+		alone, err := m.Generate(context.Background(), [][]int32{p}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(alone.Tokens[0], batch.Tokens[i]) || alone.Stopped[0] != batch.Stopped[i] {
+			t.Fatalf("prompt %d: %v (stopped %v) alone, %v (stopped %v) in the batch", i, alone.Tokens[0], alone.Stopped[0], batch.Tokens[i], batch.Stopped[i])
+		}
+		for j := range alone.LogProbs[0] {
+			if d := math.Abs(float64(alone.LogProbs[0][j] - batch.LogProbs[i][j])); d > 1e-5 {
+				t.Fatalf("prompt %d token %d: log-prob %g alone, %g in the batch", i, j, alone.LogProbs[0][j], batch.LogProbs[i][j])
+			}
+		}
+	}
+	t.Logf("batch sizes while decoding: %v; tokens of the last prompt: %v", batch.batches, batch.Tokens[23])
+}
+
+// contextModel is a tiny random model whose weights are scaled up from
+// RandomWeights' std 0.02, so that its next token depends on the context
+// (at std 0.02 a tied-embedding model repeats its last token).
+func contextModel(t *testing.T, cfg Config) *Model {
+	t.Helper()
+	w, err := RandomWeights(cfg, 5, dtypes.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, x := range w.Tensors {
+		if x.Rank() < 2 {
+			continue
+		}
+		v := tensors.MustCopyFlatData[float32](x)
+		for i := range v {
+			v[i] *= 40
+		}
+		w.Tensors[name] = tensors.FromFlatDataAndDimensions(v, x.Shape().Dimensions...)
+	}
+	m, err := New(testBackend, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestPerRowTemperatures: greedy and sampled sequences in one batch — the
+// greedy ones are what a greedy batch gives, and every recorded log-prob is
+// the model's score of that token at the row's temperature (1 for greedy).
+func TestPerRowTemperatures(t *testing.T) {
+	m := contextModel(t, TinyConfig(64))
+	prompts := [][]int32{{1, 2, 3}, {4, 5}, {1, 2, 3}, {6, 7, 8, 9}, {4, 5}, {10}}
+	temps := []float64{0, 0.8, 0.8, 0, 1.3, 0.8}
+	mixed, err := m.Generate(context.Background(), prompts, GenerateOptions{MaxNewTokens: 10, Temperatures: temps, Seed: 3, LengthBucket: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	greedy, err := m.Generate(context.Background(), prompts, GenerateOptions{MaxNewTokens: 10, LengthBucket: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sampledDiffers := false
+	for r, p := range prompts {
+		if temps[r] == 0 && !slices.Equal(mixed.Tokens[r], greedy.Tokens[r]) {
+			t.Fatalf("greedy row %d: %v among sampled rows, %v in a greedy batch", r, mixed.Tokens[r], greedy.Tokens[r])
+		}
+		if temps[r] > 0 && !slices.Equal(mixed.Tokens[r], greedy.Tokens[r]) {
+			sampledDiffers = true
+		}
+		at := temps[r]
+		if at == 0 {
+			at = 1
+		}
+		score, _, err := m.Score([][]int32{append(slices.Clone(p), mixed.Tokens[r]...)}, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j, lp := range mixed.LogProbs[r] {
+			if d := math.Abs(float64(lp - score[0][len(p)-1+j])); d > 1e-4 {
+				t.Fatalf("row %d token %d: recorded log-prob %g, scored %g at temperature %g", r, j, lp, score[0][len(p)-1+j], at)
+			}
+		}
+	}
+	if !sampledDiffers {
+		t.Fatal("every sampled row drew the greedy sequence")
+	}
+	if _, err := m.Generate(context.Background(), prompts, GenerateOptions{MaxNewTokens: 2, Temperatures: temps[:2]}); err == nil {
+		t.Fatal("2 temperatures for 6 prompts were accepted")
+	}
+}

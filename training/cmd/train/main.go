@@ -6,6 +6,12 @@
 //
 //	train [-config run.yaml] [-<field> value …] [all|sft|grpo|eval]
 //	train [-config run.yaml] [-raft_config raft.yaml] [-raft_questions N] raft
+//	train [-config run.yaml] [-bench_steps N -bench_warmup N -bench_rounds N] bench
+//
+// The bench stage times GRPO steps (generation, environment, loss and
+// backward, optimizer; wall and CPU) and evaluation episodes per second
+// with prefix sharing off (one padded row per turn and per episode, the
+// earlier paths) and on, interleaved, from the same weights and seed.
 //
 // Settings come from training.DefaultGRPOConfig, then the -config file (JSON
 // or YAML), then GOSQLENV_<FIELD> environment variables, then flags (one per
@@ -44,7 +50,7 @@ func main() {
 }
 
 func run(ctx context.Context, args []string) error {
-	cfg, stage, raftOpts, evalPolicy, err := parse(args)
+	cfg, stage, ro, evalPolicy, err := parse(args)
 	if err != nil {
 		return err
 	}
@@ -77,9 +83,12 @@ func run(ctx context.Context, args []string) error {
 		}
 	}
 	if stage == "raft" {
-		if err := r.raft(raftOpts); err != nil {
+		if err := r.raft(ro); err != nil {
 			return err
 		}
+	}
+	if stage == "bench" {
+		return r.benchmark(ro.bench)
 	}
 	if stage == "eval" {
 		if err := r.evaluate(training.PolicyRandom, evalPolicy); err != nil {
@@ -180,10 +189,11 @@ func (r stages) raft(opts raftOptions) error {
 	return r.evaluate("raft")
 }
 
-// raftOptions are the raft stage's settings.
+// raftOptions are the raft stage's settings, and the bench stage's.
 type raftOptions struct {
 	config    raft.Config
 	questions int
+	bench     benchOptions
 }
 
 // parse layers defaults, the config file, the environment and flags.
@@ -220,10 +230,13 @@ func parse(args []string) (cfg training.GRPOConfig, stage string, ro raftOptions
 	fs.String("preset", *preset, "tiny: the notebook's CPU preset (training.TinyPreset, from the pre-trained tiny base model); tiny-scratch: the same from random weights (training.TinyScratchPreset); applied before environment variables and flags")
 	raftPath := fs.String("raft_config", "", "raft stage: JSON or YAML RAFT configuration (training/raft.Config; default: the reference setup, output in <output_dir>/raft)")
 	fs.IntVar(&ro.questions, "raft_questions", 32, "raft stage: number of training questions sampled per cycle (0: all)")
+	fs.IntVar(&ro.bench.steps, "bench_steps", 4, "bench stage: timed GRPO steps per round and path")
+	fs.IntVar(&ro.bench.warmup, "bench_warmup", 2, "bench stage: untimed GRPO steps before them (compilation)")
+	fs.IntVar(&ro.bench.rounds, "bench_rounds", 2, "bench stage: rounds, each timing the earlier path then the prefix-sharing one")
 	fs.StringVar(&evalPolicy, "eval_policy", training.PolicyGRPO, "eval stage: the name under which the model's results go into eval_summary.json (untrained, sft, grpo, …)")
 	cfg.RegisterFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: train [flags] [all|sft|grpo|eval|raft]")
+		fmt.Fprintln(fs.Output(), "usage: train [flags] [all|sft|grpo|eval|raft|bench]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -233,8 +246,11 @@ func parse(args []string) (cfg training.GRPOConfig, stage string, ro raftOptions
 	if fs.NArg() > 0 {
 		stage = fs.Arg(0)
 	}
-	if !slices.Contains([]string{"all", "sft", "grpo", "eval", "raft"}, stage) {
-		return cfg, "", ro, "", fmt.Errorf("unknown stage %q (all, sft, grpo, eval or raft)", stage)
+	if !slices.Contains([]string{"all", "sft", "grpo", "eval", "raft", "bench"}, stage) {
+		return cfg, "", ro, "", fmt.Errorf("unknown stage %q (all, sft, grpo, eval, raft or bench)", stage)
+	}
+	if b := ro.bench; b.steps < 1 || b.warmup < 0 || b.rounds < 1 {
+		return cfg, "", ro, "", fmt.Errorf("-bench_steps %d and -bench_rounds %d must be at least 1, -bench_warmup %d at least 0", b.steps, b.rounds, b.warmup)
 	}
 	ro.config = raft.DefaultConfig()
 	ro.config.OutputDir = filepath.Join(cfg.OutputDir, "raft")

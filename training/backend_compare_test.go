@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,14 +64,17 @@ func TestGRPOStepMatchesCPU(t *testing.T) {
 	cases := []struct {
 		name string
 		lc   LossConfig
+		tree bool // the prefix-tree layout of the loss (prefix_sharing)
 	}{
-		{"fresh-old", LossConfig{Epsilon: 0.2, Temperature: 1, FreshOld: true}},
-		{"old-ref-kl", LossConfig{Epsilon: 0.2, EpsilonHigh: 0.28, Beta: 0.04, Temperature: 0.9}},
+		{"fresh-old", LossConfig{Epsilon: 0.2, Temperature: 1, FreshOld: true}, false},
+		{"old-ref-kl", LossConfig{Epsilon: 0.2, EpsilonHigh: 0.28, Beta: 0.04, Temperature: 0.9}, false},
+		{"tree-fresh-old", LossConfig{Epsilon: 0.2, Temperature: 1, FreshOld: true}, true},
+		{"tree-old-ref-kl", LossConfig{Epsilon: 0.2, EpsilonHigh: 0.28, Beta: 0.04, Temperature: 0.9}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			a := grpoStepOn(t, cpu, w, c.lc)
-			b := grpoStepOn(t, other, w, c.lc)
+			a := grpoStepOn(t, cpu, w, c.lc, c.tree)
+			b := grpoStepOn(t, other, w, c.lc, c.tree)
 			res := map[string]any{"loss_cpu": a.loss, "loss_other": b.loss, "grad_norm_cpu": a.gradNorm, "grad_norm_other": b.gradNorm}
 			lossErr := math.Abs(a.loss-b.loss) / math.Max(math.Abs(a.loss), 1e-12)
 			res["loss_rel_err"] = lossErr
@@ -141,10 +145,11 @@ type stepResult struct {
 	weights        [][]float32 // after the AdamW step
 }
 
-// compareBatch is a fixed micro-batch of 4 right-padded samples whose
-// completions (the weighted tokens) follow a prompt, with positive and
-// negative advantages and sampling log-probs near the model's.
-func compareBatch(vocab int) microBatch {
+// compareBatch is a fixed micro-batch of 4 samples whose completions (the
+// weighted tokens) follow a prompt, with positive and negative advantages
+// and sampling log-probs near the model's: right-padded rows, or prefix
+// trees (tree; samples 1 and 3 then share sample 0's first 12 tokens).
+func compareBatch(vocab int, tree bool) lossBatch {
 	rng := rand.New(rand.NewPCG(11, 12))
 	var samples []Sample
 	for i, n := range []int{40, 29, 64, 17} {
@@ -162,16 +167,28 @@ func compareBatch(vocab int) microBatch {
 	if err != nil {
 		panic(err)
 	}
-	return packSamples(samples, idx, weights, 0, 64)
+	adv := []float64{1, -0.5, 0.25, -0.75}
+	if tree {
+		copy(samples[1].IDs[:12], samples[0].IDs)
+		copy(samples[3].IDs[:12], samples[0].IDs)
+		lb, err := packTreeSamples(samples, idx, weights, adv, 0)
+		if err != nil {
+			panic(err)
+		}
+		return lb
+	}
+	mb := packSamples(samples, idx, weights, 0, 64)
+	return lossBatch{model: []*tensors.Tensor{mb.ids, mb.mask, mb.positions}, weights: mb.weights,
+		advantages: mb.perRow(adv), samplingLogp: mb.samplingLogp}
 }
 
 // grpoStepOn runs the trainer's loss graph (Learner.accumulate with
 // GRPOTrainer.lossGraph) and one AdamW step on backend, from fresh copies of
 // the weights and the batch (a tensor lives on one backend), and returns the
 // results copied to the host.
-func grpoStepOn(t *testing.T, backend compute.Backend, w *qwen3.Weights, lc LossConfig) stepResult {
+func grpoStepOn(t *testing.T, backend compute.Backend, w *qwen3.Weights, lc LossConfig, tree bool) stepResult {
 	t.Helper()
-	mb := compareBatch(w.Config.VocabSize)
+	mb := compareBatch(w.Config.VocabSize, tree)
 	fresh := &qwen3.Weights{Config: w.Config, Tensors: map[string]*tensors.Tensor{}}
 	for name, x := range w.Tensors {
 		fresh.Tensors[name] = tensors.FromFlatDataAndDimensions(tensors.MustCopyFlatData[float32](x), x.Shape().Dimensions...)
@@ -182,9 +199,12 @@ func grpoStepOn(t *testing.T, backend compute.Backend, w *qwen3.Weights, lc Loss
 	}
 	l := NewLearner(model, optim.AdamWConfig{MaxGradNorm: 1})
 	tr := &GRPOTrainer{Config: GRPOConfig{Temperature: lc.Temperature}, Learner: l}
-	adv := mb.perRow([]float64{1, -0.5, 0.25, -0.75})
-	loss, extras, err := l.accumulate("grpo", tr.lossGraph(lc), []*tensors.Tensor{
-		mb.ids, mb.mask, mb.positions, mb.weights, adv, mb.samplingLogp, mb.samplingLogp, mb.samplingLogp})
+	key, graph := "grpo", tr.lossGraph(lc)
+	if tree {
+		key, graph = "grpo_tree", tr.treeLossGraph(lc)
+	}
+	loss, extras, err := l.accumulate(key, graph, append(slices.Clone(mb.model),
+		mb.weights, mb.advantages, mb.samplingLogp, mb.samplingLogp, mb.samplingLogp))
 	if err != nil {
 		t.Fatalf("%s: %v", backend.Name(), err)
 	}

@@ -69,7 +69,9 @@ func (l *Learner) exec(key string, fn func(g *Graph, in []*Node) []*Node) (*Exec
 	if err != nil {
 		return nil, fmt.Errorf("learner: build %s: %w", key, err)
 	}
-	e.WithName("learner_" + key).SetMaxCache(64)
+	// Inputs are bucketed (lengths, batch rows, prefix-tree rows and scored
+	// tokens), so the programs are bounded; a long run meets more than 64.
+	e.WithName("learner_" + key).SetMaxCache(-1)
 	l.execs[key] = e
 	return e, nil
 }

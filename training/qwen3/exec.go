@@ -214,11 +214,12 @@ func bucketBatch(seqs [][]int32) [][]int32 {
 	return append(slices.Clone(seqs), make([][]int32, rows-len(seqs))...)
 }
 
-// scoringExec returns the executor named key for full-sequence programs
-// (Logits, Score): their inputs are bucketed, so the number of programs it
-// compiles is bounded by the buckets (24 lengths × log₂ of the largest
-// batch), and its cache is not limited to 64.
-func (m *Model) scoringExec(key string, fn func(g *Graph, inputs []*Node) []*Node) (*Exec, error) {
+// bucketedExec returns the executor named key for programs whose input
+// shapes are bucketed (BucketLength, BucketRows, the generation length
+// bucket): the number of programs it compiles is bounded by the buckets,
+// so its cache is not limited to 64 — a long run meets more combinations
+// of batch sizes and lengths than that.
+func (m *Model) bucketedExec(key string, fn func(g *Graph, inputs []*Node) []*Node) (*Exec, error) {
 	e, err := m.exec(key, fn)
 	if err != nil {
 		return nil, err
@@ -229,7 +230,7 @@ func (m *Model) scoringExec(key string, fn func(g *Graph, inputs []*Node) []*Nod
 // batchLogits returns the flat float32 logits [B, T, V] of a batch.
 func (m *Model) batchLogits(b Batch) ([]float32, error) {
 	n := len(m.weights)
-	e, err := m.scoringExec("logits", func(g *Graph, in []*Node) []*Node {
+	e, err := m.bucketedExec("logits", func(g *Graph, in []*Node) []*Node {
 		return []*Node{Logits(m.Config, in[:n], in[n], in[n+1], in[n+2])}
 	})
 	if err != nil {
@@ -273,7 +274,7 @@ func (m *Model) Logits(seqs [][]int32) ([][][]float32, error) {
 func (m *Model) Score(seqs [][]int32, temperature float64) (logp, entropy [][]float32, err error) {
 	n := len(m.weights)
 	key := fmt.Sprintf("score_t%g", temperature)
-	e, err := m.scoringExec(key, func(g *Graph, in []*Node) []*Node {
+	e, err := m.bucketedExec(key, func(g *Graph, in []*Node) []*Node {
 		lp, ent := TokenLogProbs(m.Config, in[:n], in[n], in[n+1], in[n+2], temperature)
 		return []*Node{lp, ent}
 	})

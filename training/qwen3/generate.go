@@ -167,11 +167,12 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if !opts.keepLogits && BucketRows(live) <= len(rowOf)/2 {
+		if smaller := 1 << bits.Len(uint(live-1)); !opts.keepLogits && smaller <= len(rowOf)/2 {
 			// Most sequences have ended: go on with the live ones only, in a
-			// smaller batch (a sampling step costs as many rows as it has).
+			// smaller batch (a sampling step costs as many rows as it has),
+			// of a power of two (few shapes to compile).
 			var keep []int32
-			if out, promptMask, lengths, rowOf, keep, err = m.compact(gen, out, promptMask, lengths, rowOf, BucketRows(live)); err != nil {
+			if out, promptMask, lengths, rowOf, keep, err = m.compact(gen, out, promptMask, lengths, rowOf, smaller); err != nil {
 				return nil, err
 			}
 			if s.perRow {
@@ -240,7 +241,7 @@ func (m *Model) compact(gen *Generation, out []*tensors.Tensor, promptMask *tens
 		copy(newMask[i*s:(i+1)*s], mask[int(slot)*s:(int(slot)+1)*s])
 	}
 	L := m.Config.NumHiddenLayers
-	gather, err := m.exec("compact", func(g *Graph, in []*Node) []*Node {
+	gather, err := m.bucketedExec("compact", func(g *Graph, in []*Node) []*Node {
 		idx := ExpandAxes(in[len(m.weights)], -1)
 		caches := in[len(m.weights)+1:]
 		res := make([]*Node, len(caches))
@@ -404,7 +405,7 @@ func rowsOf(b Batch, s int, sourceOf []int32) (*tensors.Tensor, []int) {
 // temps, each row's temperature, are inputs with per-row sampling only.
 func (m *Model) generationExecs(s sampling, plen, smax int) (prefill, decode *Exec, err error) {
 	cfg, n, L := m.Config, len(m.weights), m.Config.NumHiddenLayers
-	prefill, err = m.exec(fmt.Sprintf("prefill_%s_s%d", s.key(), smax), func(g *Graph, in []*Node) []*Node {
+	prefill, err = m.bucketedExec(fmt.Sprintf("prefill_%s_s%d", s.key(), smax), func(g *Graph, in []*Node) []*Node {
 		p := bindParams(cfg, in[:n])
 		ids, mask, positions, sourceOf, rng := in[n], in[n+1], in[n+2], in[n+3], in[n+4]
 		rowsOf := func(x *Node) *Node { return Gather(x, ExpandAxes(sourceOf, -1)) } // [U, …] → [B, …]
@@ -431,7 +432,7 @@ func (m *Model) generationExecs(s sampling, plen, smax int) (prefill, decode *Ex
 	if err != nil {
 		return nil, nil, err
 	}
-	decode, err = m.exec(fmt.Sprintf("decode_%s_s%d", s.key(), smax), func(g *Graph, in []*Node) []*Node {
+	decode, err = m.bucketedExec(fmt.Sprintf("decode_%s_s%d", s.key(), smax), func(g *Graph, in []*Node) []*Node {
 		p := bindParams(cfg, in[:n])
 		token, position, promptMask, promptLen, slot, rng := in[n], in[n+1], in[n+2], in[n+3], in[n+4], in[n+5]
 		kCache, vCache := in[n+6:n+6+L], in[n+6+L:n+6+2*L]

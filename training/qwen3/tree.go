@@ -243,7 +243,7 @@ func (m *Model) ScoreTrees(seqs [][]int32, maxNodes int, temperature float64) (l
 		}
 	}
 	n := len(m.weights)
-	e, err := m.scoringExec(fmt.Sprintf("score_trees_t%g", temperature), func(g *Graph, in []*Node) []*Node {
+	e, err := m.bucketedExec(fmt.Sprintf("score_trees_t%g", temperature), func(g *Graph, in []*Node) []*Node {
 		lp, ent := TreeTokenLogProbs(m.Config, in[:n], in[n], in[n+1], in[n+2], in[n+3], in[n+4], temperature)
 		return []*Node{lp, ent}
 	})

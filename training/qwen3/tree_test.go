@@ -277,3 +277,41 @@ func TestPerRowTemperatures(t *testing.T) {
 		t.Fatal("2 temperatures for 6 prompts were accepted")
 	}
 }
+
+// TestGenerateManyShapes: a long run meets more than 64 shapes of one
+// program (here the compaction of the KV caches: batch sizes before and
+// after, cache lengths); every one compiles.
+func TestGenerateManyShapes(t *testing.T) {
+	m := contextModel(t, TinyConfig(64))
+	compactions := map[[3]int]bool{} // rows before, rows after, cache length
+	for rows := 5; rows <= 40; rows += 5 {
+		for plen := 3; plen <= 150; plen += 16 {
+			prompts := make([][]int32, rows)
+			for i := range prompts {
+				prompts[i] = make([]int32, plen)
+				for j := range prompts[i] {
+					prompts[i][j] = int32((i*7 + j*3) % 64)
+				}
+			}
+			// Most sequences stop at once on their first token.
+			first, err := m.Generate(context.Background(), prompts, GenerateOptions{MaxNewTokens: 1, LengthBucket: 16})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stops []int32
+			for i := 0; i < rows-2; i++ {
+				stops = append(stops, first.Tokens[i][0])
+			}
+			g, err := m.Generate(context.Background(), prompts, GenerateOptions{MaxNewTokens: 6, StopTokens: stops, LengthBucket: 16})
+			if err != nil {
+				t.Fatalf("%d prompts of %d tokens: %v", rows, plen, err)
+			}
+			for i := 1; i < len(g.batches); i++ {
+				compactions[[3]int{g.batches[i-1], g.batches[i], roundUp(roundUp(plen, 16)+6, 16)}] = true
+			}
+		}
+	}
+	if len(compactions) <= 64 {
+		t.Fatalf("only %d distinct compactions: the test needs more than 64", len(compactions))
+	}
+}

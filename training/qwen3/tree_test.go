@@ -2,6 +2,7 @@ package qwen3
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -314,4 +315,73 @@ func TestGenerateManyShapes(t *testing.T) {
 	if len(compactions) <= 64 {
 		t.Fatalf("only %d distinct compactions: the test needs more than 64", len(compactions))
 	}
+}
+
+// FuzzPackTrees: for any sequences and row size, every sequence's nodes
+// spell it at depths 0, 1, …, each node lies in its parent's subtree
+// interval, and a row holds exactly one node per distinct prefix of its
+// sequences.
+func FuzzPackTrees(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 0, 1, 2, 4, 0, 5}, uint8(4))
+	f.Add([]byte{7, 7, 7, 0, 7, 7, 0, 7}, uint8(0))
+	f.Fuzz(func(t *testing.T, data []byte, maxNodes uint8) {
+		var seqs [][]int32
+		var cur []int32
+		for _, b := range append(data, 0) {
+			if b == 0 {
+				if len(cur) > 0 {
+					seqs = append(seqs, cur)
+				}
+				cur = nil
+				continue
+			}
+			cur = append(cur, int32(b%8)) // a small alphabet: many shared prefixes
+		}
+		if len(seqs) == 0 {
+			return
+		}
+		tb, err := PackTrees(seqs, int(maxNodes), -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := tensors.MustCopyFlatData[int32](tb.IDs)
+		pos := tensors.MustCopyFlatData[int32](tb.Positions)
+		end := tensors.MustCopyFlatData[int32](tb.SubtreeEnd)
+		prefixes := map[int]map[string]bool{}
+		for i, s := range seqs {
+			r := tb.Row[i]
+			if prefixes[r] == nil {
+				prefixes[r] = map[string]bool{}
+			}
+			for j, n := range tb.Node[i] {
+				o := r*tb.N + int(n)
+				if ids[o] != s[j] || pos[o] != int32(j) {
+					t.Fatalf("sequence %d token %d: node %d holds %d at depth %d", i, j, n, ids[o], pos[o])
+				}
+				if j > 0 {
+					p := tb.Node[i][j-1]
+					if !(p < n && n <= end[r*tb.N+int(p)]) {
+						t.Fatalf("sequence %d token %d: node %d outside its parent %d's subtree", i, j, n, p)
+					}
+				}
+				prefixes[r][fmt.Sprint(s[:j+1])] = true
+			}
+		}
+		nodes := 0
+		for r := 0; r < tb.Rows(); r++ {
+			real := 0
+			for k := 0; k < tb.N; k++ {
+				if end[r*tb.N+k] >= 0 {
+					real++
+				}
+			}
+			if real != len(prefixes[r]) {
+				t.Fatalf("row %d: %d nodes for %d distinct prefixes", r, real, len(prefixes[r]))
+			}
+			nodes += real
+		}
+		if nodes != tb.Nodes {
+			t.Fatalf("Nodes = %d, rows hold %d", tb.Nodes, nodes)
+		}
+	})
 }

@@ -229,6 +229,13 @@ type GRPOConfig struct {
 	// std would turn it into full-size ±1 advantages. 0 keeps TRL's rule
 	// (only exactly equal rewards carry no signal).
 	MinGroupRewardStd float64 `json:"min_group_reward_std" yaml:"min_group_reward_std" help:"groups whose reward std is below this get zero advantage; 0 means only equal rewards"`
+	// DynamicSampling is DAPO's dynamic sampling: each step plays this many
+	// times QuestionsPerStep questions and trains on the first
+	// QuestionsPerStep groups whose rewards vary; the others carry no
+	// signal (zero advantages) and would only dilute the loss's
+	// normalisation. When too few vary, it trains on those that do. Default
+	// 0 (or 1): off — every group played is trained on, as in TRL.
+	DynamicSampling int `json:"dynamic_sampling" yaml:"dynamic_sampling" help:"play this many times the step's questions and train on the first groups whose rewards vary (0 or 1: off)"`
 	// RewardWeights weights RewardFuncs. Default [] = 1 each; otherwise it
 	// must have one weight per reward function.
 	RewardWeights []float64 `json:"reward_weights" yaml:"reward_weights" help:"comma-separated weights, one per reward function; empty means 1 each"`
@@ -342,6 +349,12 @@ func (c GRPOConfig) QuestionsPerStep() int {
 		return 0
 	}
 	return c.PerDeviceTrainBatchSize * c.GradientAccumulationSteps / c.NumGenerations
+}
+
+// QuestionsPlayedPerStep is the number of questions a step plays:
+// QuestionsPerStep, times DynamicSampling when that is on.
+func (c GRPOConfig) QuestionsPlayedPerStep() int {
+	return c.QuestionsPerStep() * max(1, c.DynamicSampling)
 }
 
 // The values Validate accepts for the enumerated fields.
@@ -500,6 +513,7 @@ func (c *GRPOConfig) checkRewards(v *checker) {
 		}
 	}
 	v.nonNegative("min_group_reward_std", c.MinGroupRewardStd)
+	v.atLeast("dynamic_sampling", c.DynamicSampling, 0)
 	if len(c.RewardWeights) != 0 && len(c.RewardWeights) != len(c.RewardFuncs) {
 		v.bad("reward_weights", c.RewardWeights, "has %d weights but reward_funcs has %d functions: give one weight per function, or none (1 each)",
 			len(c.RewardWeights), len(c.RewardFuncs))

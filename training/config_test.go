@@ -304,6 +304,7 @@ func TestGRPOConfigValidate(t *testing.T) {
 		{"eval_samples", func(c *GRPOConfig) { c.EvalSamples = -1 }, "eval_samples = -1: must be at least 0"},
 		{"grpo_max_questions", func(c *GRPOConfig) { c.GRPOMaxQuestions = -2 }, "grpo_max_questions = -2: must be at least 0"},
 		{"min_group_reward_std", func(c *GRPOConfig) { c.MinGroupRewardStd = -0.1 }, "min_group_reward_std = -0.1: must be >= 0"},
+		{"dynamic_sampling", func(c *GRPOConfig) { c.DynamicSampling = -1 }, "dynamic_sampling = -1: must be at least 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultGRPOConfig()

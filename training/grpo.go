@@ -70,14 +70,16 @@ func (t *GRPOTrainer) TotalSteps() int {
 	if t.Config.MaxSteps > 0 {
 		return t.Config.MaxSteps
 	}
-	perEpoch := (len(t.QuestionIDs) + t.Config.QuestionsPerStep() - 1) / t.Config.QuestionsPerStep()
+	per := t.Config.QuestionsPlayedPerStep()
+	perEpoch := (len(t.QuestionIDs) + per - 1) / per
 	return perEpoch * max(t.Config.NumTrainEpochs, 1)
 }
 
 // questionsForStep returns the questions of 0-based step s: epochs are
-// seeded shuffles of the question list, consumed QuestionsPerStep at a time.
+// seeded shuffles of the question list, consumed QuestionsPlayedPerStep at
+// a time.
 func (t *GRPOTrainer) questionsForStep(s int) []string {
-	per := t.Config.QuestionsPerStep()
+	per := t.Config.QuestionsPlayedPerStep()
 	n := len(t.QuestionIDs)
 	perEpoch := (n + per - 1) / per
 	epoch, within := s/perEpoch, s%perEpoch
@@ -173,7 +175,11 @@ func (t *GRPOTrainer) Step(ctx context.Context, s int) (Metrics, error) {
 	}
 	rollSeconds := since(start)
 	lossStart := now()
-	batches, err := t.packMicroBatches(sc)
+	trained := sc
+	if cfg.DynamicSampling > 1 {
+		trained = sc.varied(cfg.QuestionsPerStep())
+	}
+	batches, err := t.packMicroBatches(trained)
 	if err != nil {
 		return nil, err
 	}
@@ -197,6 +203,9 @@ func (t *GRPOTrainer) Step(ctx context.Context, s int) (Metrics, error) {
 	m["time/rollout"], m["time/generation"], m["time/environment"] = rollSeconds, sc.stats.GenerateSeconds, sc.stats.EnvironmentSeconds
 	m["time/loss_backward"], m["time/optimizer"] = lossSeconds-up.optimizerSeconds, up.optimizerSeconds
 	m["tokens/s"] = float64(sc.stats.GeneratedTokens) / stepSeconds
+	if cfg.DynamicSampling > 1 {
+		m["dynamic_sampling/trained_groups"] = float64(trained.groups())
+	}
 	return m, nil
 }
 
@@ -208,6 +217,49 @@ type scoredRollout struct {
 	perFunc  map[string][]float64 // each reward function's value of each episode
 	adv      []float64            // advantage of each episode
 	zeroStd  float64              // fraction of groups whose rewards do not vary
+}
+
+// varied returns the rollout restricted to its first want groups whose
+// advantages are not all zero (groups whose rewards vary), or, when no
+// group varies, to its first want groups (their zero advantages give no
+// gradient, as without dynamic sampling).
+func (sc scoredRollout) varied(want int) scoredRollout {
+	informative := map[int]bool{}
+	for i, e := range sc.episodes {
+		if sc.adv[i] != 0 {
+			informative[e.Group] = true
+		}
+	}
+	keep := map[int]bool{}
+	var order []int // groups in rollout order
+	for _, e := range sc.episodes {
+		if len(order) == 0 || order[len(order)-1] != e.Group {
+			order = append(order, e.Group)
+		}
+	}
+	for _, g := range order {
+		if len(keep) < want && (informative[g] || len(informative) == 0) {
+			keep[g] = true
+		}
+	}
+	out := scoredRollout{stats: sc.stats, zeroStd: sc.zeroStd}
+	for i, e := range sc.episodes {
+		if keep[e.Group] {
+			out.episodes = append(out.episodes, e)
+			out.total = append(out.total, sc.total[i])
+			out.adv = append(out.adv, sc.adv[i])
+		}
+	}
+	return out
+}
+
+// groups counts the distinct groups of the rollout's episodes.
+func (sc scoredRollout) groups() int {
+	seen := map[int]bool{}
+	for _, e := range sc.episodes {
+		seen[e.Group] = true
+	}
+	return len(seen)
 }
 
 // rolloutAndScore plays the questions of step s (one group of completions

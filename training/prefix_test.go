@@ -2,6 +2,7 @@ package training
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 
@@ -171,5 +172,71 @@ func TestEvaluateOneRollout(t *testing.T) {
 	}
 	if stats.GenerateCalls != turns {
 		t.Fatalf("%d generation calls for episodes of at most %d turns", stats.GenerateCalls, turns)
+	}
+}
+
+// TestDynamicSamplingKeepsVariedGroups: the loss keeps the first groups
+// whose rewards vary, up to the step's questions; with none varying, the
+// first groups (zero advantages, no gradient).
+func TestDynamicSamplingKeepsVariedGroups(t *testing.T) {
+	var sc scoredRollout
+	// Groups 0..4 of 2 episodes; groups 1, 3 and 4 vary.
+	advs := [][2]float64{{0, 0}, {1, -1}, {0, 0}, {0.5, -0.5}, {-1, 1}}
+	for g, a := range advs {
+		for k := 0; k < 2; k++ {
+			sc.episodes = append(sc.episodes, &Episode{QuestionID: fmt.Sprint("q", g), Group: g})
+			sc.adv = append(sc.adv, a[k])
+			sc.total = append(sc.total, float64(g))
+		}
+	}
+	got := sc.varied(2)
+	if got.groups() != 2 || got.episodes[0].Group != 1 || got.episodes[2].Group != 3 || got.adv[2] != 0.5 || got.total[3] != 3 {
+		t.Fatalf("kept groups %v, advantages %v", groupsOf(got), got.adv)
+	}
+	if got := sc.varied(5); got.groups() != 3 {
+		t.Fatalf("want all 3 varied groups, kept %v", groupsOf(got))
+	}
+	for i := range sc.adv {
+		sc.adv[i] = 0
+	}
+	if got := sc.varied(2); got.groups() != 2 || got.episodes[0].Group != 0 || got.episodes[2].Group != 1 {
+		t.Fatalf("nothing varies: want the first 2 groups, kept %v", groupsOf(got))
+	}
+}
+
+func groupsOf(sc scoredRollout) []int {
+	var g []int
+	for _, e := range sc.episodes {
+		g = append(g, e.Group)
+	}
+	return g
+}
+
+// TestDynamicSamplingStep: a step plays dynamic_sampling × the step's
+// questions and trains on as many groups as the step has questions.
+func TestDynamicSamplingStep(t *testing.T) {
+	cfg, model, roller, ids, _ := tinySetup(t, t.TempDir())
+	cfg.DynamicSampling = 3 // 1 question per step → 3 played
+	tr, err := NewGRPOTrainer(cfg, model, roller, ids, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tr.questionsForStep(0); len(got) != 3*cfg.QuestionsPerStep() {
+		t.Fatalf("step 0 plays %d questions, want %d", len(got), 3*cfg.QuestionsPerStep())
+	}
+	// A reward that always varies within a group: every group is informative.
+	tr.Rewards = append(tr.Rewards, NamedReward{Name: "length", Weight: 1, Func: func(c []string, _ []EpisodeMetadata) []float64 {
+		out := make([]float64, len(c))
+		for i, s := range c {
+			out[i] = float64(len(s)) / 100
+		}
+		return out
+	}})
+	m, err := tr.Step(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m["dynamic_sampling/trained_groups"] != float64(cfg.QuestionsPerStep()) {
+		t.Fatalf("trained on %v groups, want %d", m["dynamic_sampling/trained_groups"], cfg.QuestionsPerStep())
 	}
 }

@@ -75,8 +75,8 @@ func TinyScratchPreset(cfg *GRPOConfig) {
 // data, prompts and rollouts, starting from the pre-trained tiny base model
 // (TinyBaseModelName, package tinybase) instead of random weights, with a
 // shorter SFT warm-up (8 epochs: from the base, 18 left GRPO almost nothing
-// to improve on). From the base, SFT reaches 57–67 % sampled success on the
-// training questions and GRPO then ~95 % (BENCHMARKS.md, "Learning on the
+// to improve on). From the base, SFT reaches 46–67 % sampled success on the
+// training questions and GRPO then 82–91 % (BENCHMARKS.md, "Learning on the
 // CPU"); like the from-scratch model, it does not answer held-out questions.
 func TinyPreset(cfg *GRPOConfig) {
 	TinyScratchPreset(cfg)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
 )
 
@@ -37,4 +38,25 @@ func Example() {
 	// Output:
 	// 5 5 5
 	// 7 7
+}
+
+// ExamplePackTrees packs three turn samples that share a prompt: the shared
+// tokens become one node each, and every sequence maps to its nodes.
+func ExamplePackTrees() {
+	seqs := [][]int32{
+		{10, 11, 12, 20, 21}, // prompt 10 11 12, completion 20 21
+		{10, 11, 12, 30},     // same prompt, another completion
+		{10, 11, 40},
+	}
+	tb, err := qwen3.PackTrees(seqs, 1024, 0)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("tokens:", tb.Nodes, "instead of", 5+4+3)
+	fmt.Println("nodes of the second sequence:", tb.Node[1])
+	fmt.Println("depths:", tensors.MustCopyFlatData[int32](tb.Positions)[:tb.Nodes])
+	// Output:
+	// tokens: 7 instead of 12
+	// nodes of the second sequence: [0 1 2 5]
+	// depths: [0 1 2 3 4 3 2]
 }

@@ -199,10 +199,7 @@ func grpoStepOn(t *testing.T, backend compute.Backend, w *qwen3.Weights, lc Loss
 	}
 	l := NewLearner(model, optim.AdamWConfig{MaxGradNorm: 1})
 	tr := &GRPOTrainer{Config: GRPOConfig{Temperature: lc.Temperature}, Learner: l}
-	key, graph := "grpo", tr.lossGraph(lc)
-	if tree {
-		key, graph = "grpo_tree", tr.treeLossGraph(lc)
-	}
+	key, graph := tr.lossGraphOf(mb, lc)
 	loss, extras, err := l.accumulate(key, graph, append(slices.Clone(mb.model),
 		mb.weights, mb.advantages, mb.samplingLogp, mb.samplingLogp, mb.samplingLogp))
 	if err != nil {

@@ -230,16 +230,14 @@ func (sc scoredRollout) varied(want int) scoredRollout {
 			informative[e.Group] = true
 		}
 	}
-	keep := map[int]bool{}
-	var order []int // groups in rollout order
+	keep := map[int]bool{} // decided groups, in rollout order
+	kept := 0
 	for _, e := range sc.episodes {
-		if len(order) == 0 || order[len(order)-1] != e.Group {
-			order = append(order, e.Group)
-		}
-	}
-	for _, g := range order {
-		if len(keep) < want && (informative[g] || len(informative) == 0) {
-			keep[g] = true
+		if _, decided := keep[e.Group]; !decided {
+			keep[e.Group] = kept < want && (informative[e.Group] || len(informative) == 0)
+			if keep[e.Group] {
+				kept++
+			}
 		}
 	}
 	out := scoredRollout{stats: sc.stats, zeroStd: sc.zeroStd}
@@ -454,10 +452,7 @@ func (t *GRPOTrainer) update(batches []lossBatch, olds, refs []*tensors.Tensor, 
 			if ref == nil {
 				ref = mb.samplingLogp
 			}
-			key, graph := "grpo", t.lossGraph(lc)
-			if mb.tree {
-				key, graph = "grpo_tree", t.treeLossGraph(lc)
-			}
+			key, graph := t.lossGraphOf(mb, lc)
 			l, extras, err := t.Learner.accumulate(key, graph, slices.Concat(mb.model,
 				[]*tensors.Tensor{mb.weights, mb.advantages, old, ref, mb.samplingLogp}))
 			if err != nil {
@@ -487,6 +482,14 @@ func (t *GRPOTrainer) lossGraph(lc LossConfig) lossGraph {
 			OldLogp: in[5], RefLogp: in[6], SamplingLogp: in[7]}, lc)
 		return out.Loss, []*Node{out.Tokens, out.Entropy, out.KL, out.ClipLow, out.ClipHigh, out.SamplingDiff}
 	}
+}
+
+// lossGraphOf returns the learner key and loss graph of mb's layout.
+func (t *GRPOTrainer) lossGraphOf(mb lossBatch, lc LossConfig) (string, lossGraph) {
+	if mb.tree {
+		return "grpo_tree", t.treeLossGraph(lc)
+	}
+	return "grpo", t.lossGraph(lc)
 }
 
 // treeLossGraph adapts GRPOTreeLoss to the learner, like lossGraph.

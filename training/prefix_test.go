@@ -70,10 +70,7 @@ func TestPrefixSharingMatchesTurnRows(t *testing.T) {
 				}
 			}
 			old := shifted(mb.samplingLogp, targets, func(t int32) float32 { return 0.4 * float32(math.Sin(float64(t))) })
-			key, graph := "grpo", tr.lossGraph(lc)
-			if mb.tree {
-				key, graph = "grpo_tree", tr.treeLossGraph(lc)
-			}
+			key, graph := tr.lossGraphOf(mb, lc)
 			loss, extras, err := tr.Learner.accumulate(key, graph, append(append([]*tensors.Tensor{}, mb.model...),
 				mb.weights, mb.advantages, old, mb.samplingLogp, mb.samplingLogp))
 			if err != nil {
@@ -225,13 +222,7 @@ func TestDynamicSamplingStep(t *testing.T) {
 		t.Fatalf("step 0 plays %d questions, want %d", len(got), 3*cfg.QuestionsPerStep())
 	}
 	// A reward that always varies within a group: every group is informative.
-	tr.Rewards = append(tr.Rewards, NamedReward{Name: "length", Weight: 1, Func: func(c []string, _ []EpisodeMetadata) []float64 {
-		out := make([]float64, len(c))
-		for i, s := range c {
-			out[i] = float64(len(s)) / 100
-		}
-		return out
-	}})
+	tr.Rewards = append(tr.Rewards, lengthReward)
 	m, err := tr.Step(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)

@@ -53,6 +53,16 @@ func tinySetup(t *testing.T, outDir string) (GRPOConfig, *qwen3.Model, *Roller, 
 	return cfg, model, roller, ids, newEnv
 }
 
+// lengthReward scores a completion by its length: within a group it
+// almost always differs, so advantages are non-zero.
+var lengthReward = NamedReward{Name: "length", Weight: 1, Func: func(c []string, _ []EpisodeMetadata) []float64 {
+	out := make([]float64, len(c))
+	for i, s := range c {
+		out[i] = float64(len(s)) / 100
+	}
+	return out
+}}
+
 func TestGRPOEndToEndTiny(t *testing.T) {
 	out := t.TempDir()
 	cfg, model, roller, ids, _ := tinySetup(t, out)
@@ -67,13 +77,7 @@ func TestGRPOEndToEndTiny(t *testing.T) {
 	before := model.Weights()
 	// A reward that always differs within a group (the completion's length)
 	// guarantees non-zero advantages, hence a weight change.
-	tr.Rewards = append(tr.Rewards, NamedReward{Name: "length", Weight: 1, Func: func(c []string, _ []EpisodeMetadata) []float64 {
-		out := make([]float64, len(c))
-		for i, s := range c {
-			out[i] = float64(len(s)) / 100
-		}
-		return out
-	}})
+	tr.Rewards = append(tr.Rewards, lengthReward)
 	// Before any update the trainer's recomputed log-probs of the sampled
 	// tokens equal the sampling log-probs (same prompts, same temperature).
 	m, err := tr.Step(context.Background(), 0)

@@ -148,7 +148,8 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 		return nil, err
 	}
 	L := m.Config.NumHiddenLayers
-	gen := &Generation{Tokens: make([][]int32, rows), LogProbs: make([][]float32, rows), Stopped: make([]bool, rows)}
+	gen := &Generation{Tokens: make([][]int32, rows), LogProbs: make([][]float32, rows), Stopped: make([]bool, rows),
+		maxNew: opts.MaxNewTokens, batches: []int{bsz}}
 	promptMask, lengths := rowsOf(batch, smax, sourceOf)
 	// rowOf maps each batch slot to its sequence (−1: a padding slot).
 	rowOf := make([]int, bsz)
@@ -158,7 +159,6 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 			rowOf[i] = i
 		}
 	}
-	gen.batches = []int{bsz}
 	for step := 0; ; step++ {
 		live := gen.add(out, rowOf, opts, s.keepLogits, m.Config.VocabSize)
 		if live == 0 {
@@ -298,7 +298,6 @@ func (gen *Generation) add(out []*tensors.Tensor, rowOf []int, opts GenerateOpti
 		}
 		gen.logits = append(gen.logits, stepLogits)
 	}
-	gen.maxNew = opts.MaxNewTokens
 	for slot, r := range rowOf {
 		if r < 0 || !gen.running(r) {
 			continue

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 
@@ -174,5 +173,5 @@ func rounded(xs []float64) []string {
 	for i, x := range xs {
 		out[i] = fmt.Sprintf("%.4g", x)
 	}
-	return slices.Clip(out)
+	return out
 }

@@ -136,6 +136,13 @@ type GRPOConfig struct {
 	// so that compiled programs are reused. Default 64; larger wastes
 	// compute on padding, smaller compiles more programs.
 	LengthBucket int `json:"length_bucket" yaml:"length_bucket" help:"prompt lengths are padded to a multiple of this"`
+	// RolloutBatchEpisodes bounds the episodes that advance together in one
+	// generation batch. A rollout with more (an evaluation: every question
+	// of a split times 1 + eval_samples) is played in batches of whole
+	// question groups, so its memory (key/value caches, environments) stays
+	// bounded whatever the split's size. Default 256; a group larger than
+	// this is still played whole.
+	RolloutBatchEpisodes int `json:"rollout_batch_episodes" yaml:"rollout_batch_episodes" help:"most episodes played together in one generation batch (larger rollouts go in batches of whole groups)"`
 
 	// ---- GRPO ----
 
@@ -303,11 +310,12 @@ func DefaultGRPOConfig() GRPOConfig {
 		HistoryPairs:   3,
 		MaxResultChars: 1200,
 
-		MaxNewTokens:        256,
-		MaxCompletionLength: 1024,
-		Temperature:         1.0,
-		TopP:                1.0,
-		LengthBucket:        64,
+		MaxNewTokens:         256,
+		MaxCompletionLength:  1024,
+		Temperature:          1.0,
+		TopP:                 1.0,
+		LengthBucket:         64,
+		RolloutBatchEpisodes: 256,
 
 		NumGenerations:            4,
 		PerDeviceTrainBatchSize:   2,
@@ -457,6 +465,7 @@ func (c *GRPOConfig) checkGeneration(v *checker) {
 	v.within("top_p", c.TopP, 0, 1, false)
 	v.atLeast("top_k", c.TopK, 0)
 	v.atLeast("length_bucket", c.LengthBucket, 1)
+	v.atLeast("rollout_batch_episodes", c.RolloutBatchEpisodes, 1)
 }
 
 // checkBatches checks the group and batch sizes and the run's length.

@@ -84,7 +84,8 @@ func (p *Pipeline) RolloutConfig() RolloutConfig {
 	c := p.Config
 	return RolloutConfig{SystemPrompt: c.SystemPrompt, NumGenerations: c.NumGenerations, MaxNewTokens: c.MaxNewTokens, MaxCompletionLength: c.MaxCompletionLength,
 		HistoryPairs: c.HistoryPairs, MaxResultChars: c.MaxResultChars, Temperature: c.Temperature, TopP: c.TopP, TopK: c.TopK,
-		EnableThinking: c.EnableThinking, LengthBucket: c.LengthBucket, Seed: int64(c.Seed), SharePrompts: c.PrefixSharing}
+		EnableThinking: c.EnableThinking, LengthBucket: c.LengthBucket, Seed: int64(c.Seed), SharePrompts: c.PrefixSharing,
+		BatchEpisodes: c.RolloutBatchEpisodes}
 }
 
 // NewEnv makes an environment over all questions (training, held-out and

@@ -65,6 +65,10 @@ type RolloutConfig struct {
 	// SharePrompts prefills each distinct prompt of a turn once
 	// (qwen3.GenerateOptions.SharePrompts): episodes of a group start alike.
 	SharePrompts bool
+	// BatchEpisodes bounds the episodes of one generation batch: a rollout
+	// with more is played in consecutive batches of whole question groups
+	// (memory stays bounded; 0: all episodes in one batch).
+	BatchEpisodes int
 }
 
 // Turn is one model turn of an episode, exactly as generated: the training
@@ -264,8 +268,43 @@ func (r *Roller) rollout(ctx context.Context, questionIDs []string, gens int, te
 
 // play plays len(temps) episodes of each question, the i-th of each at
 // temps[i] (0: greedy), question by question; a question's episodes form
-// its group.
+// its group. Questions are played in batches of at most BatchEpisodes
+// episodes (whole groups), each batch its own generation seeds.
 func (r *Roller) play(ctx context.Context, questionIDs []string, temps []float64) ([]*Episode, RolloutStats, error) {
+	perBatch := len(questionIDs)
+	if r.cfg.BatchEpisodes > 0 {
+		perBatch = max(1, r.cfg.BatchEpisodes/len(temps))
+	}
+	var episodes []*Episode
+	var stats RolloutStats
+	for from := 0; from < len(questionIDs); from += perBatch {
+		batch, s, err := r.playBatch(ctx, questionIDs[from:min(from+perBatch, len(questionIDs))], temps)
+		stats.add(s)
+		if err != nil {
+			return nil, stats, err
+		}
+		for _, e := range batch {
+			e.Group += from
+		}
+		episodes = append(episodes, batch...)
+	}
+	return episodes, stats, nil
+}
+
+// add accumulates o into s.
+func (s *RolloutStats) add(o RolloutStats) {
+	s.Episodes += o.Episodes
+	s.Turns += o.Turns
+	s.GeneratedTokens += o.GeneratedTokens
+	s.ParseFailures += o.ParseFailures
+	s.GenerateCalls += o.GenerateCalls
+	s.GenerateSeconds += o.GenerateSeconds
+	s.EnvironmentSeconds += o.EnvironmentSeconds
+}
+
+// playBatch plays one batch of play's questions, all episodes advancing
+// together: one generation call per turn.
+func (r *Roller) playBatch(ctx context.Context, questionIDs []string, temps []float64) ([]*Episode, RolloutStats, error) {
 	var stats RolloutStats
 	r.calls++
 	gens := len(temps)

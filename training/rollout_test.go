@@ -166,3 +166,62 @@ func TestRewardFunctions(t *testing.T) {
 		t.Fatal("weights of the wrong length accepted")
 	}
 }
+
+// A rollout larger than BatchEpisodes is played in batches of whole
+// question groups — no generation call sees more episodes — and gives the
+// episodes, groups and order of one batch.
+func TestRolloutPlaysInBoundedBatches(t *testing.T) {
+	qs, newEnv := bundledEnv(t, 3)
+	qs = qs[:5]
+	gold := map[string]string{}
+	var ids []string
+	for _, q := range qs {
+		gold[q.QuestionText] = string(q.GoldAnswer)
+		ids = append(ids, q.QuestionID)
+	}
+	answer := func(call, row int, prompt string) string {
+		for text, a := range gold {
+			if strings.Contains(prompt, text) {
+				return "ANSWER: " + a
+			}
+		}
+		return "ANSWER: ?"
+	}
+	play := func(batch int) ([]*Episode, []*Episode, RolloutStats, []int) {
+		gen := &scriptedGenerator{script: answer}
+		r, err := NewRoller(gen, byteTokenizer{}, newEnv, RolloutConfig{NumGenerations: 2, MaxNewTokens: 400, MaxResultChars: 300, Temperature: 1, Seed: 5, BatchEpisodes: batch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		greedy, sampled, stats, err := r.Evaluate(context.Background(), ids, 2, 0.7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return greedy, sampled, stats, gen.sizes
+	}
+	greedy, sampled, stats, sizes := play(7) // 7 episodes: 2 questions × (1 greedy + 2 sampled) per batch
+	if !slices.Equal(sizes, []int{6, 6, 3}) {
+		t.Fatalf("generation batch sizes %v, want [6 6 3]", sizes)
+	}
+	if stats.Episodes != 15 || stats.GenerateCalls != 3 || stats.Turns != 15 {
+		t.Fatalf("stats %+v: want 15 episodes, 15 turns, 3 calls", stats)
+	}
+	oneGreedy, oneSampled, _, oneSizes := play(0)
+	if !slices.Equal(oneSizes, []int{15}) {
+		t.Fatalf("unbounded rollout: batch sizes %v, want [15]", oneSizes)
+	}
+	check := func(kind string, got, want []*Episode, perQuestion int) {
+		if len(got) != len(want) || len(got) != len(ids)*perQuestion {
+			t.Fatalf("%s: %d episodes, unbounded %d, want %d", kind, len(got), len(want), len(ids)*perQuestion)
+		}
+		for i, e := range got {
+			q := i / perQuestion
+			if e.QuestionID != ids[q] || e.Group != q || want[i].Group != q || !e.Meta.Correct || e.Meta.Correct != want[i].Meta.Correct {
+				t.Fatalf("%s episode %d: question %s group %d correct %v; want question %s group %d (unbounded: group %d correct %v)",
+					kind, i, e.QuestionID, e.Group, e.Meta.Correct, ids[q], q, want[i].Group, want[i].Meta.Correct)
+			}
+		}
+	}
+	check("greedy", greedy, oneGreedy, 1)
+	check("sampled", sampled, oneSampled, 2)
+}

@@ -84,4 +84,5 @@ for nb in "${notebooks[@]}"; do
     echo "done: $nb ($(( $(date +%s) - start )) s)"
   fi
 done
+echo "run.sh: ${SECONDS} s in all (setup and Go builds included)"
 exit $status

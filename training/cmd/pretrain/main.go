@@ -261,6 +261,7 @@ func Config(o options, paths bundled.Paths) training.GRPOConfig {
 	cfg.SFTEpochs, cfg.SFTBatchSize, cfg.SFTLearningRate = o.epochs, o.batchSize, o.learningRate
 	cfg.SaveSteps, cfg.EvalSteps = o.saveSteps, o.evalSteps
 	cfg.HeldoutGenerated, cfg.MaxEvalQuestions = heldoutGenerated, maxEvalQuestions
+	cfg.TrainGenerated = 0 // pre-training has its own questions (PretrainQuestions)
 	return cfg
 }
 

@@ -154,14 +154,20 @@ func RecordEvaluation(dir, policy string, bySplit map[string]SplitResult) (EvalS
 	for split, r := range bySplit {
 		transcripts[split] = map[string]sqlenv.EvalReport{"greedy": r.Greedy, "sampled": r.Sampled}
 	}
-	return s, writeJSON(filepath.Join(dir, "eval_"+policy+".json"), transcripts)
+	return s, writeJSON(TranscriptsPath(dir, policy), transcripts)
+}
+
+// TranscriptsPath is the file in dir where RecordEvaluation writes the
+// episodes of policy: eval_<policy>.json.
+func TranscriptsPath(dir, policy string) string {
+	return filepath.Join(dir, "eval_"+policy+".json")
 }
 
 // ReadTranscripts reads the episodes RecordEvaluation wrote for policy:
 // split → "greedy" or "sampled" → report.
 func ReadTranscripts(dir, policy string) (map[string]map[string]sqlenv.EvalReport, error) {
 	var t map[string]map[string]sqlenv.EvalReport
-	b, err := os.ReadFile(filepath.Join(dir, "eval_"+policy+".json"))
+	b, err := os.ReadFile(TranscriptsPath(dir, policy))
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,9 @@ package nb
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 	"github.com/gosqlenv/gosqlenv/training"
@@ -20,7 +22,9 @@ type Session struct {
 func sessionPath() string { return Dir("outputs", "explore_session.json") }
 
 // Start begins a hand-played episode on a question of the run's data (""
-// for the first evaluation question) and shows its first observation.
+// for the first evaluation question) and shows its first observation. An
+// unknown question id is refused before anything is saved, so the session
+// of an earlier Start stays as it was.
 func Start(questionID string) (sqlenv.Observation, error) {
 	p, err := openData()
 	if err != nil {
@@ -30,27 +34,42 @@ func Start(questionID string) (sqlenv.Observation, error) {
 	if questionID == "" {
 		questionID = p.Eval[0].QuestionID
 	}
-	if err := Save(sessionPath(), Session{QuestionID: questionID}); err != nil {
-		return sqlenv.Observation{}, err
+	s := Session{QuestionID: questionID}
+	obs, _, err := replay(p, s)
+	if err != nil {
+		return obs, fmt.Errorf("start question %q: %w", questionID, err)
 	}
-	obs, _, err := replay(p, Session{QuestionID: questionID})
-	if err == nil {
-		HTML(report.Observation(obs))
-	}
-	return obs, err
-}
-
-// Step plays one more action of the session and shows the observation, the
-// rewards of every step so far and the episode's reward components.
-func Step(kind sqlenv.ActionType, argument string) (sqlenv.Observation, error) {
-	var s Session
-	if err := Load(sessionPath(), &s); err != nil {
-		return sqlenv.Observation{}, err
-	}
-	s.Actions = append(s.Actions, sqlenv.Action{ActionType: kind, Argument: argument})
 	if err := Save(sessionPath(), s); err != nil {
 		return sqlenv.Observation{}, err
 	}
+	HTML(report.Observation(obs))
+	return obs, nil
+}
+
+// Step plays action number n of the session (1 is the first action after
+// Start) and shows the observation, the rewards of every step so far and,
+// when the episode ends, its reward components. It replays the session's
+// first n−1 actions, plays this one and forgets any later ones, so that
+// re-running a cell redoes its step instead of adding another; a step whose
+// predecessors have not been played is refused, naming the step to run
+// first.
+func Step(n int, kind sqlenv.ActionType, argument string) (sqlenv.Observation, error) {
+	var s Session
+	b, err := os.ReadFile(sessionPath())
+	if err != nil {
+		return sqlenv.Observation{}, fmt.Errorf("no episode started (%s missing): run the cell with nb.Start first", sessionPath())
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return sqlenv.Observation{}, fmt.Errorf("%s: %w: run the cell with nb.Start again", sessionPath(), err)
+	}
+	switch {
+	case n < 1:
+		return sqlenv.Observation{}, fmt.Errorf("step %d: steps are numbered from 1 (the first action after nb.Start)", n)
+	case n > len(s.Actions)+1:
+		return sqlenv.Observation{}, fmt.Errorf("step %d comes after step %d, which has not been played (the episode has %d steps): run the cell of step %d first",
+			n, n-1, len(s.Actions), len(s.Actions)+1)
+	}
+	s.Actions = append(s.Actions[:n-1:n-1], sqlenv.Action{ActionType: kind, Argument: argument})
 	p, err := openData()
 	if err != nil {
 		return sqlenv.Observation{}, err
@@ -58,6 +77,9 @@ func Step(kind sqlenv.ActionType, argument string) (sqlenv.Observation, error) {
 	defer p.Close()
 	obs, rows, err := replay(p, s)
 	if err != nil {
+		return obs, err
+	}
+	if err := Save(sessionPath(), s); err != nil {
 		return obs, err
 	}
 	HTML(report.Observation(obs))
@@ -70,8 +92,11 @@ func openData() (*training.Pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Every question can be explored.
+	// Every question of the dataset's files can be explored; generated
+	// questions of every database would take most of a minute to make at
+	// each step.
 	cfg.DifficultyFilter, cfg.TrainDatabases, cfg.MaxTrainQuestions, cfg.MaxEvalQuestions = nil, nil, 0, 0
+	cfg.TrainGenerated, cfg.HeldoutGenerated = 0, 0
 	return training.OpenData(context.Background(), cfg)
 }
 

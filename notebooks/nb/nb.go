@@ -6,7 +6,9 @@ package nb
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,15 +48,19 @@ func RunConfig() (training.GRPOConfig, string, error) {
 	return cfg, why, cfg.Validate()
 }
 
-// TrainedConfig is RunConfig with model_name set to the run's latest
-// checkpoint (the model train_grpo.ipynb trained), when there is one.
+// TrainedConfig is RunConfig with model_name set to the model
+// train_grpo.ipynb trained last: its latest GRPO checkpoint, else its latest
+// SFT checkpoint (output_dir/sft), else the preset's model unchanged.
 func TrainedConfig() (training.GRPOConfig, error) {
 	cfg, _, err := RunConfig()
 	if err != nil {
 		return cfg, err
 	}
-	if final, err := training.LatestCheckpoint(cfg.OutputDir); err == nil {
-		cfg.ModelName = final
+	for _, dir := range []string{cfg.OutputDir, filepath.Join(cfg.OutputDir, "sft")} {
+		if final, err := training.LatestCheckpoint(dir); err == nil {
+			cfg.ModelName = final
+			break
+		}
 	}
 	return cfg, nil
 }
@@ -90,6 +96,20 @@ func LiveLog(stage, dir string, loggingSteps int) (*training.RunLog, error) {
 		gonbui.UpdateHTML(id, report.Progress(stage, m, log.Total()))
 	}
 	return log, nil
+}
+
+// After checks that the files an earlier section of a notebook writes
+// exist, so that a cell run before that section stops with an error naming
+// the section to run first (instead of "no such file").
+func After(section string, paths ...string) error {
+	for _, p := range paths {
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s does not exist yet: run %s first", p, section)
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Save writes v as JSON to path.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -138,8 +139,11 @@ func sePair(a, b training.SplitResult) float64 {
 // SolvedSideBySide shows up to n questions that the trained policy's
 // episodes solve, each beside the other policies' episodes on the same
 // question (e.g. the random policy's and the model's before training), the
-// trained policy in the last column, questions in the trained report's
-// order.
+// trained policy in the last column. The questions that show learning come
+// first: those whose trained episode's SQL carries a constant of the
+// question (training.QuestionConstants of the question and its queries),
+// then those the other policies failed more often; otherwise in the trained
+// report's order.
 func SolvedSideBySide(n int, trained Column, others ...Column) string {
 	var solved sqlenv.EvalReport
 	for _, ep := range trained.Report.Episodes {
@@ -150,5 +154,35 @@ func SolvedSideBySide(n int, trained Column, others ...Column) string {
 	if len(solved.Episodes) == 0 {
 		return "<p>The trained model solved none of these questions.</p>"
 	}
+	failedBy := map[string]int{}
+	for _, c := range others {
+		for _, ep := range c.Report.Episodes {
+			if !ep.Correct {
+				failedBy[ep.QuestionID]++
+			}
+		}
+	}
+	rank := func(ep sqlenv.EpisodeReport) int {
+		r := failedBy[ep.QuestionID]
+		if copiesConstant(ep) {
+			r += 1 << 20
+		}
+		return r
+	}
+	slices.SortStableFunc(solved.Episodes, func(a, b sqlenv.EpisodeReport) int { return cmp.Compare(rank(b), rank(a)) })
 	return SideBySide(n, append(slices.Clip(others), Column{Name: trained.Name, Report: solved})...)
+}
+
+// copiesConstant reports whether an episode's QUERY actions spell a literal
+// that its question spells too: the model carried a value of the question
+// into its SQL.
+func copiesConstant(ep sqlenv.EpisodeReport) bool {
+	var sql strings.Builder
+	for _, t := range ep.Turns {
+		if t.Action.ActionType == sqlenv.Query {
+			sql.WriteString(t.Action.Argument)
+			sql.WriteString("\n")
+		}
+	}
+	return len(training.QuestionConstants(ep.Question, sql.String())) > 0
 }

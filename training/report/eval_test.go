@@ -81,3 +81,36 @@ func TestEvalSummaryTableAndSolved(t *testing.T) {
 		t.Fatalf("nothing solved: %s", got)
 	}
 }
+
+// Solved questions that show learning come first: the trained SQL carries
+// the question's constant, then the other policies failed more often.
+func TestSolvedSideBySideShowsLearningFirst(t *testing.T) {
+	query := func(sql string) []sqlenv.Turn {
+		return []sqlenv.Turn{{Action: sqlenv.Action{ActionType: sqlenv.Query, Argument: sql}}}
+	}
+	trained := sqlenv.EvalReport{Episodes: []sqlenv.EpisodeReport{
+		{QuestionID: "q1", Question: "How many courses?", Correct: true, Turns: query("SELECT count(*) FROM courses")},
+		{QuestionID: "q2", Question: "How many students?", Correct: true, Turns: query("SELECT count(*) FROM students")},
+		{QuestionID: "q3", Question: "How many students come from Brussels?", Correct: true,
+			Turns: query("SELECT count(*) FROM students WHERE home_city = 'Brussels'")},
+	}}
+	base := sqlenv.EvalReport{Episodes: []sqlenv.EpisodeReport{
+		{QuestionID: "q1", Question: "How many courses?", Correct: true},
+		{QuestionID: "q2", Question: "How many students?"},
+		{QuestionID: "q3", Question: "How many students come from Brussels?", Correct: true},
+	}}
+	order := func(n int) []int {
+		html := SolvedSideBySide(n, Column{"trained", trained}, Column{"base model", base})
+		var at []int
+		for _, q := range []string{"courses?", "students?", "Brussels?"} {
+			at = append(at, strings.Index(html, q))
+		}
+		return at
+	}
+	if at := order(1); at[2] < 0 || at[0] >= 0 || at[1] >= 0 {
+		t.Fatalf("one question shown: want the one whose SQL copies Brussels (positions %v)", at)
+	}
+	if at := order(3); !(at[2] < at[1] && at[1] < at[0]) {
+		t.Fatalf("order by position %v: want the copying question, then the one the base failed, then the one it solved", at)
+	}
+}

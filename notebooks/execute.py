@@ -9,9 +9,11 @@ the executed copy OUT.ipynb, which is written even when a cell fails. Exits 1
 if a cell failed.
 """
 
+import html
 import os
 import re
 import sys
+import threading
 import time
 
 import nbformat
@@ -56,6 +58,29 @@ def first_code_line(source):
     return source.strip().splitlines()[0] if source.strip() else ""
 
 
+HEARTBEAT_SECONDS = 30
+
+
+def last_output_line(cell):
+    """The last line of text a running cell has shown so far (a stream, plain
+    text, or HTML with its tags removed — e.g. a live progress block), or ""."""
+    for out in reversed(cell.get("outputs", [])):
+        text = out.get("text", "")
+        data = out.get("data", {})
+        if not text:
+            text = data.get("text/plain", "")
+        if not text and "text/html" in data:
+            text = re.sub(r"<[^>]*>", " ", data["text/html"])
+            text = html.unescape(text)
+        if isinstance(text, list):
+            text = "".join(text)
+        lines = [" ".join(l.split()) for l in re.sub(r"\x1b\[[0-9;]*m", "", text).splitlines()]
+        lines = [l for l in lines if l]
+        if lines:
+            return lines[-1]
+    return ""
+
+
 def error_text(cell):
     for out in cell.get("outputs", []):
         if out.get("output_type") == "error":
@@ -75,26 +100,56 @@ def main(src, dst, log):
     os.dup2(fd, 2)
     os.close(fd)
     started = {}
+    running = {}  # the cell being executed: index → cell
+    lock = threading.Lock()
+
+    def label(cell_index):
+        n = code.index(cell_index) + 1 if cell_index in code else cell_index
+        return f"  cell {n:>{width}}/{len(code)}  {names.get(cell_index, '')[:60]:<60}"
 
     def start(cell, cell_index, **_):
-        started[cell_index] = time.monotonic()
+        with lock:
+            started[cell_index] = time.monotonic()
+            running.clear()
+            running[cell_index] = cell
+
+    def heartbeat(stop):
+        # A line at least every HEARTBEAT_SECONDS while a cell runs, with what
+        # it shows, so that a long cell is never silent in the terminal.
+        while not stop.wait(HEARTBEAT_SECONDS):
+            with lock:
+                items = list(running.items())
+            for cell_index, cell in items:
+                seconds = time.monotonic() - started[cell_index]
+                try:
+                    last = last_output_line(cell)[:100]
+                except Exception:  # the client is changing the outputs
+                    last = ""
+                shown = f' — "{last}"' if last else ""
+                print(f"{label(cell_index)} {seconds:7.0f} s  running{shown}", flush=True)
 
     def executed(cell, cell_index, execute_reply=None, **_):
+        with lock:
+            running.pop(cell_index, None)
         seconds = time.monotonic() - started.get(cell_index, time.monotonic())
         ok = (execute_reply or {}).get("content", {}).get("status", "ok") == "ok"
-        n = code.index(cell_index) + 1 if cell_index in code else cell_index
-        print(f"  cell {n:>{width}}/{len(code)}  {names.get(cell_index, '')[:60]:<60} {seconds:7.1f} s  {'ok' if ok else 'ERROR'}", flush=True)
+        print(f"{label(cell_index)} {seconds:7.1f} s  {'ok' if ok else 'ERROR'}", flush=True)
 
     client = NotebookClient(nb, kernel_name="gonb", timeout=3600,
                             resources={"metadata": {"path": os.path.dirname(os.path.abspath(src))}})
     client.on_cell_start = start
     client.on_cell_executed = executed
     failed = False
+    stop = threading.Event()
+    beat = threading.Thread(target=heartbeat, args=(stop,), daemon=True)
+    beat.start()
     try:
         client.execute()
     except CellExecutionError:
         failed = True
     finally:
+        stop.set()
+        beat.join()
         nbformat.write(nb, dst)
     if failed:
         for n, i in enumerate(code, 1):

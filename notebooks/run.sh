@@ -16,7 +16,12 @@
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 caller="$(pwd)"
-export GOTOOLCHAIN=auto          # go.mod asks for go1.27.4
+# Exactly go.mod's toolchain, for this script and for the kernel's cells:
+# with plain "auto", GoNB's generated go.work (go 1.27, no toolchain line)
+# builds the cells with go1.27.0, recompiling the standard library and cgo's
+# SQLite for a second toolchain. "+auto" still lets a newer requirement win.
+toolchain="$(sed -n 's/^toolchain //p' "$repo/go.mod")"
+export GOTOOLCHAIN="${toolchain:+$toolchain+}auto"
 export GOEXPERIMENT=simd         # ~14x faster pure-Go backend
 export CGO_ENABLED=1
 
@@ -45,7 +50,9 @@ if ! [ -x "$python" ] || ! "$python" -c 'import nbclient, nbformat, jupyter_clie
   elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing jupyter-nbconvert (apt)…" >&2
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq && apt-get install -y -qq --no-install-recommends jupyter-nbconvert jupyter-client >/dev/null
+    # Wait (up to 10 min) for another apt or dpkg holding the lock.
+    apt-get -o DPkg::Lock::Timeout=600 update -qq &&
+      apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends jupyter-nbconvert jupyter-client >/dev/null
   else
     echo "Jupyter's nbconvert/nbclient is missing: install it (Debian/Ubuntu: sudo apt-get install jupyter-nbconvert jupyter-client; elsewhere: pip install nbconvert jupyter_client)" >&2
     exit 1
@@ -66,7 +73,9 @@ export JUPYTER_DATA_DIR="$repo/.jupyter"
 gonb --install --force_deps --raw_error --go_work="$repo" >/dev/null 2>&1
 if $setup_only; then
   echo "GoNB kernel registered in $JUPYTER_DATA_DIR; start Jupyter with:" >&2
-  echo "  JUPYTER_DATA_DIR=$JUPYTER_DATA_DIR PATH=$repo/.bin:\$PATH GOTOOLCHAIN=auto GOEXPERIMENT=simd jupyter notebook $repo/notebooks" >&2
+  root_flag=""
+  [ "$(id -u)" = 0 ] && root_flag=" --allow-root"  # Jupyter refuses root without it
+  echo "  JUPYTER_DATA_DIR=$JUPYTER_DATA_DIR PATH=$repo/.bin:\$PATH GOTOOLCHAIN=$GOTOOLCHAIN GOEXPERIMENT=simd jupyter notebook$root_flag $repo/notebooks" >&2
   exit 0
 fi
 

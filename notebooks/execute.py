@@ -62,16 +62,18 @@ HEARTBEAT_SECONDS = 30
 
 
 def last_output_line(cell):
-    """The last line of text a running cell has shown so far (a stream, plain
-    text, or HTML with its tags removed — e.g. a live progress block), or ""."""
+    """The last line of text a running cell has shown so far (a stream or plain
+    text), or the text of its last HTML block on one line (e.g. a live
+    progress display), or ""."""
     for out in reversed(cell.get("outputs", [])):
         text = out.get("text", "")
         data = out.get("data", {})
         if not text:
             text = data.get("text/plain", "")
         if not text and "text/html" in data:
-            text = re.sub(r"<[^>]*>", " ", data["text/html"])
-            text = html.unescape(text)
+            # A block of HTML (e.g. a progress display) reads as one line.
+            text = html.unescape(re.sub(r"<[^>]*>", " ", data["text/html"]))
+            text = " ".join(text.split())
         if isinstance(text, list):
             text = "".join(text)
         lines = [" ".join(l.split()) for l in re.sub(r"\x1b\[[0-9;]*m", "", text).splitlines()]

@@ -47,6 +47,10 @@ type Pipeline struct {
 	// heads; the pretrain command sets it (see TinyPretrainHeads).
 	TinyHeads int
 	Roller    *Roller
+	// OnEvaluate, when set, is told how an evaluation (EvaluateSplits,
+	// EvaluateAndRecord) progresses: at the start of each split, after each
+	// turn of its episodes, and when it is done.
+	OnEvaluate func(EvalProgress)
 	// questionsPath and evalQuestionsPath are the question files read.
 	questionsPath, evalQuestionsPath string
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
@@ -92,22 +93,56 @@ func (p *Pipeline) greedySuccess(ctx context.Context) (Metrics, error) {
 }
 
 // EvaluateSplits evaluates a policy on every split (Splits) with
-// EvaluateSplit. Splits without questions are left out.
+// EvaluateSplit, reporting its progress to OnEvaluate when set. Splits
+// without questions are left out.
 func (p *Pipeline) EvaluateSplits(ctx context.Context, policy string) (map[string]SplitResult, error) {
-	out := map[string]SplitResult{}
+	var splits []string
+	episodes := map[string]int{}
 	for _, split := range Splits {
 		qs, err := p.EvalQuestions(split)
 		if err != nil {
 			return nil, err
 		}
-		if len(qs) == 0 {
-			continue
-		}
-		if out[split], err = p.EvaluateSplit(ctx, policy, split); err != nil {
-			return nil, err
+		if len(qs) > 0 {
+			splits = append(splits, split)
+			episodes[split] = len(qs) * (1 + p.Config.EvalSamples)
 		}
 	}
+	start := now()
+	out := map[string]SplitResult{}
+	for i, split := range splits {
+		progress := func(done int) {
+			if p.OnEvaluate != nil {
+				p.OnEvaluate(EvalProgress{Policy: policy, Split: split, SplitNumber: i + 1, Splits: len(splits),
+					Done: done, Episodes: episodes[split], Elapsed: now().Sub(start)})
+			}
+		}
+		progress(0)
+		if p.Roller != nil && p.OnEvaluate != nil {
+			p.Roller.OnProgress = func(done, _ int) { progress(done) }
+		}
+		res, err := p.EvaluateSplit(ctx, policy, split)
+		if p.Roller != nil {
+			p.Roller.OnProgress = nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[split] = res
+		progress(episodes[split])
+	}
 	return out, nil
+}
+
+// EvalProgress describes an evaluation under way (Pipeline.OnEvaluate).
+type EvalProgress struct {
+	// Policy is evaluated on Split, the SplitNumber-th (from 1) of Splits.
+	Policy, Split       string
+	SplitNumber, Splits int
+	// Done of the split's Episodes have finished.
+	Done, Episodes int
+	// Elapsed is the time since the policy's evaluation began.
+	Elapsed time.Duration
 }
 
 // EvaluateSplit evaluates a policy on the questions of one split

@@ -78,11 +78,45 @@ func TestPipelineSFTThenGRPO(t *testing.T) {
 		}
 	}
 	for _, policy := range []string{PolicyRandom, PolicyGRPO} {
+		var events []EvalProgress
+		p.OnEvaluate = func(e EvalProgress) { events = append(events, e) }
 		if _, err := p.EvaluateAndRecord(ctx, policy); err != nil {
 			t.Fatal(err)
 		}
+		checkEvalProgress(t, p, policy, events)
 	}
 	checkEvalSummary(t, out, p, []string{PolicyRandom, PolicyGRPO})
+}
+
+// checkEvalProgress checks what OnEvaluate was told during one policy's
+// evaluation: every split in order, each from 0 to all its episodes without
+// going back, and for a model also after its turns.
+func checkEvalProgress(t *testing.T, p *Pipeline, policy string, events []EvalProgress) {
+	t.Helper()
+	perSplit := map[int][]EvalProgress{}
+	for _, e := range events {
+		if e.Policy != policy || e.Splits != len(Splits) || e.Split != Splits[e.SplitNumber-1] {
+			t.Fatalf("%s: progress %+v", policy, e)
+		}
+		perSplit[e.SplitNumber] = append(perSplit[e.SplitNumber], e)
+	}
+	for n := 1; n <= len(Splits); n++ {
+		es := perSplit[n]
+		qs, _ := p.EvalQuestions(Splits[n-1])
+		want := len(qs) * (1 + p.Config.EvalSamples)
+		minEvents := 2
+		if policy != PolicyRandom {
+			minEvents = 3 // the start, at least one turn, the end
+		}
+		if len(es) < minEvents || es[0].Done != 0 || es[len(es)-1].Done != want {
+			t.Fatalf("%s split %d: %d progress reports from %+v to %+v, want ≥ %d from 0 to %d episodes", policy, n, len(es), es[0], es[len(es)-1], minEvents, want)
+		}
+		for i := 1; i < len(es); i++ {
+			if es[i].Done < es[i-1].Done || es[i].Episodes != want || es[i].Elapsed < es[i-1].Elapsed {
+				t.Fatalf("%s split %d: progress goes back: %+v then %+v", policy, n, es[i-1], es[i])
+			}
+		}
+	}
 }
 
 // checkEvalSummary checks the eval_summary.json of a run: every split with

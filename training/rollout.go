@@ -181,6 +181,9 @@ type Roller struct {
 	cfg    RolloutConfig
 	system string
 	calls  int64 // rollouts played, for seeds
+	// OnProgress, when set, is called after every turn of a rollout with
+	// the number of its episodes that have finished and their total.
+	OnProgress func(done, total int)
 }
 
 // NewRoller returns a roller; newEnv makes one environment per episode
@@ -277,8 +280,14 @@ func (r *Roller) play(ctx context.Context, questionIDs []string, temps []float64
 	}
 	var episodes []*Episode
 	var stats RolloutStats
+	total := len(questionIDs) * len(temps)
 	for from := 0; from < len(questionIDs); from += perBatch {
-		batch, s, err := r.playBatch(ctx, questionIDs[from:min(from+perBatch, len(questionIDs))], temps)
+		report := func(done int) {
+			if r.OnProgress != nil {
+				r.OnProgress(from*len(temps)+done, total)
+			}
+		}
+		batch, s, err := r.playBatch(ctx, questionIDs[from:min(from+perBatch, len(questionIDs))], temps, report)
 		stats.add(s)
 		if err != nil {
 			return nil, stats, err
@@ -303,8 +312,9 @@ func (s *RolloutStats) add(o RolloutStats) {
 }
 
 // playBatch plays one batch of play's questions, all episodes advancing
-// together: one generation call per turn.
-func (r *Roller) playBatch(ctx context.Context, questionIDs []string, temps []float64) ([]*Episode, RolloutStats, error) {
+// together: one generation call per turn; report gets the number of the
+// batch's episodes finished after each turn.
+func (r *Roller) playBatch(ctx context.Context, questionIDs []string, temps []float64, report func(done int)) ([]*Episode, RolloutStats, error) {
 	var stats RolloutStats
 	r.calls++
 	gens := len(temps)
@@ -337,6 +347,9 @@ func (r *Roller) playBatch(ctx context.Context, questionIDs []string, temps []fl
 			if !l.done {
 				active = append(active, l)
 			}
+		}
+		if turn > 0 {
+			report(len(live) - len(active))
 		}
 		if len(active) == 0 {
 			break

@@ -3,6 +3,7 @@ package report
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 	"github.com/gosqlenv/gosqlenv/training"
@@ -112,5 +113,22 @@ func TestSolvedSideBySideShowsLearningFirst(t *testing.T) {
 	}
 	if at := order(3); !(at[2] < at[1] && at[1] < at[0]) {
 		t.Fatalf("order by position %v: want the copying question, then the one the base failed, then the one it solved", at)
+	}
+}
+
+// Progress blocks say what runs, how far it is and how long is left.
+func TestProgressBlocks(t *testing.T) {
+	got := Progress("SFT warm-up", training.Metrics{"step": 30, "loss": 0.5, "step_time": 0.5}, 150)
+	if !strings.Contains(got, "step 30/150") || !strings.Contains(got, "about 1m0s left") {
+		t.Errorf("training progress: %s", got)
+	}
+	e := training.EvalProgress{Policy: "sft", Split: training.SplitHeldout, SplitNumber: 2, Splits: 3, Done: 120, Episodes: 350, Elapsed: 35 * time.Second}
+	if got := EvalProgress(e); !strings.Contains(got, "Evaluating sft") || !strings.Contains(got, "split 2 of 3") ||
+		!strings.Contains(got, "120/350 episodes") || !strings.Contains(got, "35s") || !strings.Contains(got, "held-out") {
+		t.Errorf("evaluation progress: %s", got)
+	}
+	e.SplitNumber, e.Done = 3, 350
+	if got := EvalProgress(e); !strings.Contains(got, "done") {
+		t.Errorf("finished evaluation: %s", got)
 	}
 }

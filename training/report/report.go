@@ -9,6 +9,7 @@ import (
 	"html"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
@@ -254,7 +255,25 @@ func Progress(stage string, m training.Metrics, total int) string {
 			extra = append(extra, fmt.Sprintf("%s %.4g", k, v))
 		}
 	}
-	return fmt.Sprintf(`<div style="font-family:sans-serif;font-size:13px"><b>%s</b> step %d/%d
+	left := ""
+	if st, ok := m["step_time"]; ok && step < total {
+		left = fmt.Sprintf(" · about %s left", (time.Duration(st*float64(total-step)) * time.Second).Round(time.Second))
+	}
+	return fmt.Sprintf(`<div style="font-family:sans-serif;font-size:13px"><b>%s</b> step %d/%d%s
 <div style="width:320px;height:10px;background:#eee;border:1px solid #ccc"><div style="width:%d%%;height:100%%;background:#1f77b4"></div></div>
-<small>%s</small></div>`, html.EscapeString(stage), step, total, pct, html.EscapeString(strings.Join(extra, " · ")))
+<small>%s</small></div>`, html.EscapeString(stage), step, total, left, pct, html.EscapeString(strings.Join(extra, " · ")))
+}
+
+// EvalProgress renders an evaluation under way: the policy, the split (its
+// number of all), the episodes finished with a bar, and the time so far.
+func EvalProgress(e training.EvalProgress) string {
+	pct := 100 * e.Done / max(e.Episodes, 1)
+	state := fmt.Sprintf("%d/%d episodes", e.Done, e.Episodes)
+	if e.SplitNumber == e.Splits && e.Done == e.Episodes {
+		state = "done"
+	}
+	return fmt.Sprintf(`<div style="font-family:sans-serif;font-size:13px"><b>Evaluating %s</b> on %s (split %d of %d): %s · %s
+<div style="width:320px;height:10px;background:#eee;border:1px solid #ccc"><div style="width:%d%%;height:100%%;background:#2ca02c"></div></div></div>`,
+		html.EscapeString(e.Policy), html.EscapeString(splitTitles[e.Split]), e.SplitNumber, e.Splits, state,
+		e.Elapsed.Round(time.Second), pct)
 }

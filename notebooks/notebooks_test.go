@@ -154,3 +154,94 @@ func tail(s string, n int) string {
 	}
 	return s
 }
+
+// cellRun is one executed cell as interactive.py reports it.
+type cellRun struct {
+	Cell    int      `json:"cell"`
+	Restart bool     `json:"restart"`
+	Status  string   `json:"status"`
+	Texts   []string `json:"texts"`
+	Error   string   `json:"error"`
+}
+
+// interact executes a notebook's code cells through a real GoNB kernel in
+// the order of steps (cell numbers from 1, or "restart"), as a person does.
+func interact(t *testing.T, notebook string, env []string, steps ...string) []cellRun {
+	t.Helper()
+	setup := exec.Command("bash", "run.sh", "--setup")
+	if out, err := setup.CombinedOutput(); err != nil {
+		t.Fatalf("run.sh --setup: %v\n%s", err, tail(string(out), 3000))
+	}
+	repo, _ := filepath.Abs("..")
+	cmd := exec.Command("/usr/bin/python3", append([]string{"interactive.py", notebook}, steps...)...)
+	cmd.Env = append(os.Environ(), "JUPYTER_DATA_DIR="+filepath.Join(repo, ".jupyter"), "PATH="+filepath.Join(repo, ".bin")+":"+os.Getenv("PATH"))
+	cmd.Env = append(cmd.Env, env...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("interactive.py %s %v: %v\n%s\nkernel: %s", notebook, steps, err, out, tail(stderr.String(), 3000))
+	}
+	var runs []cellRun
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var r cellRun
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("interactive.py printed %q: %v", line, err)
+		}
+		runs = append(runs, r)
+	}
+	if len(runs) != len(steps) {
+		t.Fatalf("%d results for %d steps: %+v", len(runs), len(steps), runs)
+	}
+	return runs
+}
+
+// The explore notebook the way a person uses it: re-running a step's cell
+// redoes that step (same observation, not one more step), re-running the
+// answer still answers, and after a kernel restart a middle cell runs on
+// its own and shows what it showed before.
+func TestExploreNotebookInteractively(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives a Jupyter kernel")
+	}
+	if !jupyterAvailable() {
+		t.Skip("Jupyter's nbconvert is not installed: sudo apt-get install jupyter-nbconvert jupyter-client; bash .ci/run installs it")
+	}
+	t.Setenv("GONB_DIR", "") // the kernel sets it to the notebook's folder
+	runs := interact(t, "explore_sqlenv.ipynb", nil, "1", "2", "3", "3", "4", "5", "6", "7", "7", "restart", "5")
+	for i, r := range runs {
+		if !r.Restart && r.Status != "ok" {
+			t.Fatalf("step %d (cell %d) failed: %s %v", i, r.Cell, r.Error, r.Texts)
+		}
+	}
+	same := func(what string, a, b cellRun) {
+		if strings.Join(a.Texts, "\n") != strings.Join(b.Texts, "\n") {
+			t.Errorf("%s: outputs differ:\n%v\n%v", what, a.Texts, b.Texts)
+		}
+	}
+	same("re-running the DESCRIBE cell", runs[2], runs[3])
+	same("re-running the ANSWER cell", runs[7], runs[8])
+	same("the QUERY cell after a restart", runs[5], runs[10])
+	if answer := strings.Join(runs[8].Texts, " "); !strings.Contains(answer, "Answer submitted: correct") || !strings.Contains(answer, "step 5, 0 left") {
+		t.Errorf("the re-run ANSWER cell shows %q, want the correct answer at step 5", answer)
+	}
+}
+
+// A cell of the training notebook run before the section it needs says
+// which section to run, instead of "no such file".
+func TestTrainingNotebookNamesTheCellToRunFirst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives a Jupyter kernel")
+	}
+	if !jupyterAvailable() {
+		t.Skip("Jupyter's nbconvert is not installed: sudo apt-get install jupyter-nbconvert jupyter-client; bash .ci/run installs it")
+	}
+	out := t.TempDir()
+	// Code cells: 1 %noautoget, 2 configuration, …, 8 learning curves, 9 what was learned.
+	runs := interact(t, "train_grpo.ipynb", []string{"GOSQLENV_OUTPUT_DIR=" + out}, "1", "2", "8", "9")
+	for i, want := range map[int]string{2: "run section 6 (GRPO) first", 3: "run section 4 (Baselines) first"} {
+		if r := runs[i]; r.Status != "error" || !strings.Contains(r.Error+strings.Join(r.Texts, " "), want) {
+			t.Errorf("cell %d run too early: status %s, error %q, outputs %v; want an error saying %q", r.Cell, r.Status, r.Error, r.Texts, want)
+		}
+	}
+}

@@ -71,6 +71,14 @@ export PATH="$repo/.bin:$PATH"
 # The kernel, registered against this checkout (cells import the module's packages).
 export JUPYTER_DATA_DIR="$repo/.jupyter"
 gonb --install --force_deps --raw_error --go_work="$repo" >/dev/null 2>&1
+
+# Compile what the notebooks import now, with the toolchain and flags the
+# kernel's cells use, so that the first cell only links (the first time on a
+# machine this compiles GoMLX and SQLite: a few minutes).
+echo "compiling the packages the notebooks import ($(go env GOVERSION), GOEXPERIMENT=$GOEXPERIMENT)…" >&2
+build_start=$SECONDS
+go build ./notebooks/nb ./training/plots ./training/report
+echo "compiled in $(( SECONDS - build_start )) s" >&2
 if $setup_only; then
   echo "GoNB kernel registered in $JUPYTER_DATA_DIR; start Jupyter with:" >&2
   root_flag=""

@@ -1,0 +1,89 @@
+"""Drives a notebook's cells through a real GoNB kernel the way a person does:
+one cell at a time, in an order given on the command line, with re-runs and
+kernel restarts (used by notebooks_test.go).
+
+    python3 interactive.py NOTEBOOK.ipynb STEP...
+
+Each STEP is a code cell's number (1 = the notebook's first code cell) or
+"restart". Prints one JSON object per executed cell on stdout:
+{"cell": n, "status": "ok" | "error", "texts": [...], "error": "..."}, where
+texts are the cell's outputs as text (HTML with its tags removed), in order.
+The kernel must be registered (run.sh --setup) and JUPYTER_DATA_DIR set.
+"""
+
+import html
+import json
+import os
+import re
+import sys
+
+import nbformat
+from jupyter_client.manager import start_new_kernel
+
+TIMEOUT = 600  # seconds for one cell (the first compiles the notebook's packages)
+
+
+def as_text(content):
+    data = content.get("data", {})
+    if "text/html" in data:
+        text = html.unescape(re.sub(r"<[^>]*>", " ", data["text/html"]))
+    elif "text/markdown" in data:
+        text = data["text/markdown"]
+    elif "text/plain" in data:
+        text = data["text/plain"]
+    else:
+        text = content.get("text", "")
+    return " ".join(re.sub(r"\x1b\[[0-9;]*m", "", text).split())
+
+
+def run_cell(client, source):
+    msg_id = client.execute(source, store_history=True)
+    texts, status, error = [], "ok", ""
+    while True:
+        msg = client.get_iopub_msg(timeout=TIMEOUT)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        kind, content = msg["msg_type"], msg["content"]
+        if kind in ("display_data", "update_display_data", "execute_result", "stream"):
+            t = as_text(content)
+            if t:
+                texts.append(t)
+        elif kind == "error":
+            status = "error"
+            error = as_text({"text": content.get("ename", "") + ": " + content.get("evalue", "")})
+        elif kind == "status" and content.get("execution_state") == "idle":
+            break
+    reply = client.get_shell_msg(timeout=TIMEOUT)
+    if reply["content"].get("status") != "ok":
+        status = "error"
+        error = error or as_text({"text": reply["content"].get("evalue", "")})
+    return status, texts, error
+
+
+def main(path, steps):
+    nb = nbformat.read(path, as_version=4)
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    cwd = os.path.dirname(os.path.abspath(path))
+    km, client = start_new_kernel(kernel_name="gonb", cwd=cwd)
+    try:
+        for step in steps:
+            if step == "restart":
+                km.restart_kernel(now=True)
+                client.stop_channels()
+                client = km.client()
+                client.start_channels()
+                client.wait_for_ready(timeout=TIMEOUT)
+                print(json.dumps({"restart": True}), flush=True)
+                continue
+            n = int(step)
+            status, texts, error = run_cell(client, code[n - 1])
+            print(json.dumps({"cell": n, "status": status, "texts": texts, "error": error}), flush=True)
+    finally:
+        client.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    main(sys.argv[1], sys.argv[2:])

@@ -6,7 +6,8 @@ kernel restarts (used by notebooks_test.go).
 
 Each STEP is a code cell's number (1 = the notebook's first code cell) or
 "restart". Prints one JSON object per executed cell on stdout:
-{"cell": n, "status": "ok" | "error", "texts": [...], "error": "..."}, where
+{"cell": n, "status": "ok" | "error", "seconds": s, "texts": [...],
+"error": "..."}, where seconds is the wall time from request to idle and
 texts are the cell's outputs as text (HTML with its tags removed), in order.
 The kernel must be registered (run.sh --setup) and JUPYTER_DATA_DIR set.
 """
@@ -16,6 +17,7 @@ import json
 import os
 import re
 import sys
+import time
 
 import nbformat
 from jupyter_client.manager import start_new_kernel
@@ -76,8 +78,10 @@ def main(path, steps):
                 print(json.dumps({"restart": True}), flush=True)
                 continue
             n = int(step)
+            start = time.monotonic()
             status, texts, error = run_cell(client, code[n - 1])
-            print(json.dumps({"cell": n, "status": status, "texts": texts, "error": error}), flush=True)
+            seconds = round(time.monotonic() - start, 2)
+            print(json.dumps({"cell": n, "status": status, "seconds": seconds, "texts": texts, "error": error}), flush=True)
     finally:
         client.stop_channels()
         km.shutdown_kernel(now=True)

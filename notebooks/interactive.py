@@ -4,8 +4,9 @@ kernel restarts (used by notebooks_test.go).
 
     python3 interactive.py NOTEBOOK.ipynb STEP...
 
-Each STEP is a code cell's number (1 = the notebook's first code cell) or
-"restart". Prints one JSON object per executed cell on stdout:
+Each STEP is a code cell's number (1 = the notebook's first code cell),
+"restart", or "complete:CODE" (ask the kernel to complete CODE at its end,
+as Tab does; prints {"complete": CODE, "matches": [...]}). Prints one JSON object per executed cell on stdout:
 {"cell": n, "status": "ok" | "error", "seconds": s, "texts": [...],
 "error": "..."}, where seconds is the wall time from request to idle and
 texts are the cell's outputs as text (HTML with its tags removed), in order.
@@ -76,6 +77,18 @@ def main(path, steps):
                 client.start_channels()
                 client.wait_for_ready(timeout=TIMEOUT)
                 print(json.dumps({"restart": True}), flush=True)
+                continue
+            if step.startswith("complete:"):
+                text = step[len("complete:"):]
+                # Like a person pressing Tab again while gopls starts (after a
+                # restart or a change its first answers can be empty): up to 30 tries.
+                for _ in range(30):
+                    client.complete(text, len(text))
+                    matches = client.get_shell_msg(timeout=TIMEOUT)["content"].get("matches", [])
+                    if matches:
+                        break
+                    time.sleep(1)
+                print(json.dumps({"complete": text, "matches": matches}), flush=True)
                 continue
             n = int(step)
             start = time.monotonic()

@@ -63,10 +63,17 @@ if ! command -v gcc >/dev/null 2>&1; then
   exit 1
 fi
 
-# GoNB and goimports, pinned by go.mod.
+# GoNB and goimports, pinned by go.mod; gopls below.
 mkdir -p .bin
 GOBIN="$repo/.bin" go install tool
 export PATH="$repo/.bin:$PATH"
+# gopls gives GoNB its completion and inspection (pinned here, not in go.mod:
+# as a tool dependency it would upgrade modules the project's code uses).
+gopls_version=v0.23.0
+if ! "$repo/.bin/gopls" version 2>/dev/null | grep -q " $gopls_version\$"; then
+  echo "installing gopls $gopls_version…" >&2
+  GOBIN="$repo/.bin" go install "golang.org/x/tools/gopls@$gopls_version"
+fi
 
 # The kernel, registered against this checkout (cells import the module's packages).
 export JUPYTER_DATA_DIR="$repo/.jupyter"

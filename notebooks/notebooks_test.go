@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,9 +65,18 @@ func TestNotebooksExecute(t *testing.T) {
 	// The terminal shows progress, one line per cell; the kernel's own log
 	// (klog's start-up self-test, GoNB's messages) is in a file.
 	cellLines := 0
+	running := map[string]int{} // heartbeat lines per cell ("3/10")
 	for _, line := range strings.Split(string(out), "\n") {
-		if f := strings.Fields(line); len(f) > 3 && f[0] == "cell" && f[len(f)-1] == "ok" {
+		f := strings.Fields(line)
+		if len(f) > 3 && f[0] == "cell" && f[len(f)-1] == "ok" {
 			cellLines++
+			// A cell that ran well past the heartbeat's 30 s printed lines meanwhile.
+			if secs, err := strconv.ParseFloat(f[len(f)-3], 64); err == nil && secs > 40 && running[f[1]] < int(secs/30)-1 {
+				t.Errorf("cell %s ran %.0f s with %d progress lines in the terminal, want one every 30 s", f[1], secs, running[f[1]])
+			}
+		}
+		if len(f) > 3 && f[0] == "cell" && slices.Contains(f, "running") {
+			running[f[1]]++
 		}
 		if strings.Contains(line, "Info message") || strings.Contains(line, "Executing: /tmp/gonb_") {
 			t.Errorf("the kernel's log reached the terminal: %q", line)
@@ -160,8 +171,12 @@ type cellRun struct {
 	Cell    int      `json:"cell"`
 	Restart bool     `json:"restart"`
 	Status  string   `json:"status"`
+	Seconds float64  `json:"seconds"`
 	Texts   []string `json:"texts"`
 	Error   string   `json:"error"`
+	// Complete and Matches: a completion request (Tab) and its answer.
+	Complete string   `json:"complete"`
+	Matches  []string `json:"matches"`
 }
 
 // interact executes a notebook's code cells through a real GoNB kernel in
@@ -208,7 +223,11 @@ func TestExploreNotebookInteractively(t *testing.T) {
 		t.Skip("Jupyter's nbconvert is not installed: sudo apt-get install jupyter-nbconvert jupyter-client; bash .ci/run installs it")
 	}
 	t.Setenv("GONB_DIR", "") // the kernel sets it to the notebook's folder
-	runs := interact(t, "explore_sqlenv.ipynb", nil, "1", "2", "3", "3", "4", "5", "6", "7", "7", "restart", "5")
+	runs := interact(t, "explore_sqlenv.ipynb", nil, "1", "2", "3", "3", "4", "5", "6", "7", "7", "complete:%%\nexplore.Sta", "restart", "5")
+	if m := runs[9].Matches; !slices.Contains(m, "Start") {
+		t.Errorf("completing explore.Sta offered %v, want Start (gopls, installed by run.sh --setup)", m)
+	}
+	runs = slices.Delete(runs, 9, 10)
 	for i, r := range runs {
 		if !r.Restart && r.Status != "ok" {
 			t.Fatalf("step %d (cell %d) failed: %s %v", i, r.Cell, r.Error, r.Texts)
@@ -237,11 +256,21 @@ func TestTrainingNotebookNamesTheCellToRunFirst(t *testing.T) {
 		t.Skip("Jupyter's nbconvert is not installed: sudo apt-get install jupyter-nbconvert jupyter-client; bash .ci/run installs it")
 	}
 	out := t.TempDir()
-	// Code cells: 1 %noautoget, 2 configuration, …, 8 learning curves, 9 what was learned.
-	runs := interact(t, "train_grpo.ipynb", []string{"GOSQLENV_OUTPUT_DIR=" + out}, "1", "2", "8", "9")
+	// Code cells: 1 %noautoget, 2 configuration, 3 data, …, 8 learning curves,
+	// 9 what was learned.
+	runs := interact(t, "train_grpo.ipynb", []string{"GOSQLENV_OUTPUT_DIR=" + out}, "1", "2", "8", "9", "restart", "3")
 	for i, want := range map[int]string{2: "run section 6 (GRPO) first", 3: "run section 4 (Baselines) first"} {
-		if r := runs[i]; r.Status != "error" || !strings.Contains(r.Error+strings.Join(r.Texts, " "), want) {
+		r := runs[i]
+		text := r.Error + " " + strings.Join(r.Texts, " ")
+		if r.Status != "error" || !strings.Contains(text, want) {
 			t.Errorf("cell %d run too early: status %s, error %q, outputs %v; want an error saying %q", r.Cell, r.Status, r.Error, r.Texts, want)
 		}
+		if strings.Contains(text, "goroutine") || strings.Count(text, want) != 1 {
+			t.Errorf("cell %d: the error is not said once, plainly: %q", r.Cell, text)
+		}
+	}
+	// After a restart, a middle cell runs on its own (its helpers live in package nb).
+	if r := runs[5]; r.Status != "ok" || !strings.Contains(strings.Join(r.Texts, " "), "heldout_questions") {
+		t.Errorf("the data cell after a restart: status %s, error %q, outputs %v", r.Status, r.Error, r.Texts)
 	}
 }

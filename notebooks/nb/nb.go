@@ -1,20 +1,20 @@
-// Package nb is what the project's notebooks import: the run configuration
-// (real setup or tiny CPU preset), display helpers over GoNB's gonbui, and
-// small persistence helpers, because every GoNB cell is a separate program
-// and values pass between cells through files.
+// Package nb is what the training notebook imports: the run configuration
+// (real setup or tiny CPU preset), the pipeline and its evaluations with
+// live progress, and package cell's helpers. Cells that only show the
+// environment import the lighter packages cell and explore instead.
 package nb
 
 import (
-	"encoding/json"
-	"errors"
+	"context"
 	"fmt"
-	"io/fs"
+	"html"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/janpfeifer/gonb/gonbui"
 
+	"github.com/gosqlenv/gosqlenv/notebooks/cell"
 	"github.com/gosqlenv/gosqlenv/training"
 	"github.com/gosqlenv/gosqlenv/training/report"
 )
@@ -65,78 +65,97 @@ func TrainedConfig() (training.GRPOConfig, error) {
 	return cfg, nil
 }
 
-// Dir is a path under the notebooks' directory ($GONB_DIR when running in
-// GoNB, else the working directory).
-func Dir(elems ...string) string {
-	base := os.Getenv("GONB_DIR")
-	if base == "" {
-		base, _ = os.Getwd()
-	}
-	return filepath.Join(append([]string{base}, elems...)...)
-}
-
-// HTML displays HTML in the notebook (a no-op outside GoNB).
-func HTML(h string) { gonbui.DisplayHTML(h) }
-
-// PNG displays a PNG image in the notebook.
-func PNG(b []byte) { gonbui.DisplayPNG(b) }
-
-// Markdown displays Markdown in the notebook.
-func Markdown(md string) { gonbui.DisplayMarkdown(md) }
-
 // LiveLog is a run log whose records update a progress block in place.
 func LiveLog(stage, dir string, loggingSteps int) (*training.RunLog, error) {
 	log, err := training.NewRunLog(dir, loggingSteps, nil)
 	if err != nil {
 		return nil, err
 	}
-	id := gonbui.UniqueID()
-	gonbui.DisplayHTML(fmt.Sprintf(`<div id="%s">%s: starting…</div>`, id, stage))
+	// One display, updated in place: the first update replaces "starting…".
+	id := gonbui.UniqueId()
+	gonbui.UpdateHTML(id, fmt.Sprintf(`<div style="font-family:sans-serif;font-size:13px"><b>%s</b>: starting…</div>`, html.EscapeString(stage)))
 	log.OnLog = func(m training.Metrics) {
 		gonbui.UpdateHTML(id, report.Progress(stage, m, log.Total()))
 	}
 	return log, nil
 }
 
-// After checks that the files an earlier section of a notebook writes
-// exist, so that a cell run before that section stops with an error naming
-// the section to run first (instead of "no such file").
-func After(section string, paths ...string) error {
-	for _, p := range paths {
-		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%s does not exist yet: run %s first", p, section)
-		} else if err != nil {
-			return err
-		}
+// ShowEvaluations makes p's evaluations show their progress in the cell, in
+// one block updated in place: the policy, the split, the episodes finished
+// and the time so far.
+func ShowEvaluations(p *training.Pipeline) {
+	id := gonbui.UniqueId()
+	p.OnEvaluate = func(e training.EvalProgress) {
+		gonbui.UpdateHTML(id, report.EvalProgress(e))
 	}
-	return nil
 }
 
-// Save writes v as JSON to path.
-func Save(path string, v any) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(v, "", " ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
+// Config is the training notebook's run configuration (RunConfig); it
+// stops the cell on a bad setting.
+func Config() training.GRPOConfig {
+	cfg, _, err := RunConfig()
+	Must(err)
+	return cfg
 }
 
-// Load reads JSON written by Save into v; the error says which cell to run
-// first when the file is missing.
-func Load(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("%s not found: run the earlier cells first (%w)", path, err)
-	}
-	return json.Unmarshal(b, v)
+// OpenData opens the run's questions and databases, without a model; defer
+// its Close.
+func OpenData(ctx context.Context) *training.Pipeline {
+	p, err := training.OpenData(ctx, Config())
+	Must(err)
+	return p
 }
 
-// Must stops a cell with the error (GoNB shows it and marks the cell failed).
-func Must(err error) {
-	if err != nil {
-		panic(err)
-	}
+// NewPipeline builds the pipeline of cfg (data, model, roller); defer its
+// Close.
+func NewPipeline(ctx context.Context, cfg training.GRPOConfig) *training.Pipeline {
+	p, err := training.NewPipeline(ctx, cfg)
+	Must(err)
+	return p
 }
+
+// Evaluate evaluates policy on every split with its progress shown
+// (ShowEvaluations), records it in the output directory and shows the table
+// of every policy evaluated so far.
+func Evaluate(ctx context.Context, p *training.Pipeline, policy string) {
+	if p.OnEvaluate == nil {
+		ShowEvaluations(p)
+	}
+	summary, err := p.EvaluateAndRecord(ctx, policy)
+	Must(err)
+	HTML(report.EvalSummaryTable(summary))
+}
+
+// Show shows a plot, or stops the cell with its error.
+func Show(png []byte, err error) {
+	Must(err)
+	PNG(png)
+}
+
+// Dir, HTML, PNG, Markdown, Must, After, Save and Load are package cell's,
+// so that the training notebook needs one import.
+
+// Dir is cell.Dir: a path under the notebooks' folder.
+func Dir(elems ...string) string { return cell.Dir(elems...) }
+
+// HTML is cell.HTML: it displays HTML in the notebook.
+func HTML(h string) { cell.HTML(h) }
+
+// PNG is cell.PNG: it displays a PNG image in the notebook.
+func PNG(b []byte) { cell.PNG(b) }
+
+// Markdown is cell.Markdown: it displays Markdown in the notebook.
+func Markdown(md string) { cell.Markdown(md) }
+
+// Must is cell.Must: it stops the cell with the error.
+func Must(err error) { cell.Must(err) }
+
+// After is cell.After: it names the section to run first when a file it
+// writes is missing.
+func After(section string, paths ...string) error { return cell.After(section, paths...) }
+
+// Save is cell.Save: it writes v as JSON to path.
+func Save(path string, v any) error { return cell.Save(path, v) }
+
+// Load is cell.Load: it reads JSON written by Save into v.
+func Load(path string, v any) error { return cell.Load(path, v) }

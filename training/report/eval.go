@@ -9,6 +9,7 @@ import (
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
+	"github.com/gosqlenv/gosqlenv/sqlenv/render"
 	"github.com/gosqlenv/gosqlenv/training"
 )
 
@@ -42,7 +43,7 @@ func SplitsTable(p *training.Pipeline) string {
 		}
 		rows = append(rows, []string{training.Splits[i], what, fmt.Sprint(len(qs)), fmt.Sprint(evaluated), strings.Join(dbs, ", ")})
 	}
-	return Table([]string{"split", "what", "questions", "evaluated", "databases"}, rows)
+	return render.Table([]string{"split", "what", "questions", "evaluated", "databases"}, rows)
 }
 
 // EvalSummaryTable renders an evaluation summary: one row per split and
@@ -59,7 +60,7 @@ func EvalSummaryTable(s training.EvalSummary) string {
 				fmt.Sprintf("%.1f ± %.1f %%", 100*r.SampledSuccess, 100*r.SampledSuccessSE), fmt.Sprint(r.Questions), fmt.Sprint(r.SampledEpisodes)})
 		}
 	}
-	return Table([]string{"split", "policy", "greedy success", "sampled success ± s.e.", "questions", "sampled episodes"}, rows)
+	return render.Table([]string{"split", "policy", "greedy success", "sampled success ± s.e.", "questions", "sampled episodes"}, rows)
 }
 
 // Findings states in plain words what the last trained policy of the
@@ -144,7 +145,7 @@ func sePair(a, b training.SplitResult) float64 {
 // question (training.QuestionConstants of the question and its queries),
 // then those the other policies failed more often; otherwise in the trained
 // report's order.
-func SolvedSideBySide(n int, trained Column, others ...Column) string {
+func SolvedSideBySide(n int, trained render.Column, others ...render.Column) string {
 	var solved sqlenv.EvalReport
 	for _, ep := range trained.Report.Episodes {
 		if ep.Correct {
@@ -170,7 +171,7 @@ func SolvedSideBySide(n int, trained Column, others ...Column) string {
 		return r
 	}
 	slices.SortStableFunc(solved.Episodes, func(a, b sqlenv.EpisodeReport) int { return cmp.Compare(rank(b), rank(a)) })
-	return SideBySide(n, append(slices.Clip(others), Column{Name: trained.Name, Report: solved})...)
+	return render.SideBySide(n, append(slices.Clip(others), render.Column{Name: trained.Name, Report: solved})...)
 }
 
 // copiesConstant reports whether an episode's QUERY actions spell a literal

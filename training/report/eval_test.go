@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/render"
 	"github.com/gosqlenv/gosqlenv/training"
 )
 
@@ -69,16 +70,16 @@ func TestEvalSummaryTableAndSolved(t *testing.T) {
 		{QuestionID: "q2", Question: "second <b>?", Correct: true}}}
 	random := sqlenv.EvalReport{Episodes: []sqlenv.EpisodeReport{{QuestionID: "q1", Question: "first?"}, {QuestionID: "q2", Question: "second <b>?"}}}
 	base := sqlenv.EvalReport{Episodes: []sqlenv.EpisodeReport{{QuestionID: "q2", Question: "second <b>?", Turns: []sqlenv.Turn{{Action: sqlenv.Action{ActionType: sqlenv.Answer, Argument: "base guess"}}}}}}
-	html := SolvedSideBySide(3, Column{"trained", trained}, Column{"random policy", random}, Column{"base model", base})
+	html := SolvedSideBySide(3, render.Column{Name: "trained", Report: trained}, render.Column{Name: "random policy", Report: random}, render.Column{Name: "base model", Report: base})
 	if strings.Contains(html, "first?") || strings.Count(html, "second &lt;b&gt;?") != 3 || !strings.Contains(html, "base guess") ||
 		strings.Index(html, "random policy") > strings.Index(html, "base model") || strings.Index(html, "base model") > strings.Index(html, ">trained<") {
 		t.Fatalf("solved side by side shows the wrong questions or columns: %s", html)
 	}
 	// A question one column lacks is left out.
-	if html := SolvedSideBySide(3, Column{"trained", trained}, Column{"base model", sqlenv.EvalReport{}}); strings.Contains(html, "second") {
+	if html := SolvedSideBySide(3, render.Column{Name: "trained", Report: trained}, render.Column{Name: "base model", Report: sqlenv.EvalReport{}}); strings.Contains(html, "second") {
 		t.Fatalf("question without a base episode shown: %s", html)
 	}
-	if got := SolvedSideBySide(3, Column{"trained", sqlenv.EvalReport{}}, Column{"random policy", random}); !strings.Contains(got, "solved none") {
+	if got := SolvedSideBySide(3, render.Column{Name: "trained", Report: sqlenv.EvalReport{}}, render.Column{Name: "random policy", Report: random}); !strings.Contains(got, "solved none") {
 		t.Fatalf("nothing solved: %s", got)
 	}
 }
@@ -101,7 +102,7 @@ func TestSolvedSideBySideShowsLearningFirst(t *testing.T) {
 		{QuestionID: "q3", Question: "How many students come from Brussels?", Correct: true},
 	}}
 	order := func(n int) []int {
-		html := SolvedSideBySide(n, Column{"trained", trained}, Column{"base model", base})
+		html := SolvedSideBySide(n, render.Column{Name: "trained", Report: trained}, render.Column{Name: "base model", Report: base})
 		var at []int
 		for _, q := range []string{"courses?", "students?", "Brussels?"} {
 			at = append(at, strings.Index(html, q))
@@ -119,7 +120,7 @@ func TestSolvedSideBySideShowsLearningFirst(t *testing.T) {
 // Progress blocks say what runs, how far it is and how long is left.
 func TestProgressBlocks(t *testing.T) {
 	got := Progress("SFT warm-up", training.Metrics{"step": 30, "loss": 0.5, "step_time": 0.5}, 150)
-	if !strings.Contains(got, "step 30/150") || !strings.Contains(got, "about 1m0s left") {
+	if !strings.Contains(got, "step 30/150") || !strings.Contains(got, "about 1m0s left") || !strings.Contains(got, "width:20%") || !strings.Contains(got, "loss 0.5") {
 		t.Errorf("training progress: %s", got)
 	}
 	e := training.EvalProgress{Policy: "sft", Split: training.SplitHeldout, SplitNumber: 2, Splits: 3, Done: 120, Episodes: 350, Elapsed: 35 * time.Second}

@@ -227,7 +227,7 @@ func parse(args []string) (cfg training.GRPOConfig, stage string, ro raftOptions
 	}
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	fs.String("config", *configPath, "JSON or YAML configuration file (applied before environment variables and flags)")
-	fs.String("preset", *preset, "tiny: the notebook's CPU preset (training.TinyPreset, from the pre-trained tiny base model); tiny-scratch: the same from random weights (training.TinyScratchPreset); applied before environment variables and flags")
+	fs.String("preset", *preset, "tiny: the notebook's CPU preset (training.TinyPreset: the pre-trained tiny base model, 192 training and 70 held-out questions); tiny-scratch: the earlier setup from random weights on the file's 42 training questions (training.TinyScratchPreset); applied before environment variables and flags")
 	raftPath := fs.String("raft_config", "", "raft stage: JSON or YAML RAFT configuration (training/raft.Config; default: the reference setup, output in <output_dir>/raft)")
 	fs.IntVar(&ro.questions, "raft_questions", 32, "raft stage: number of training questions sampled per cycle (0: all)")
 	fs.IntVar(&ro.bench.steps, "bench_steps", 4, "bench stage: timed GRPO steps per round and path")

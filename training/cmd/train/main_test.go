@@ -34,7 +34,7 @@ func TestParseStages(t *testing.T) {
 		t.Errorf("bad raft config: %v, want an error naming %s", err, path)
 	}
 	cfg, _, _, _, err = parse([]string{"-preset", "tiny", "-seed", "3", "eval"})
-	if err != nil || cfg.ModelName != training.TinyBaseModelName || cfg.GRPOMaxQuestions == 0 || cfg.Seed != 3 {
+	if err != nil || cfg.ModelName != training.TinyBaseModelName || cfg.TrainGenerated == 0 || cfg.HeldoutGenerated == 0 || cfg.Seed != 3 {
 		t.Errorf("-preset tiny: %+v, %v", cfg, err)
 	}
 	cfg, _, _, _, err = parse([]string{"-preset", "tiny-scratch", "eval"})

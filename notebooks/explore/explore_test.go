@@ -1,12 +1,13 @@
-package nb
+package explore
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gosqlenv/gosqlenv/notebooks/cell"
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/training"
 )
 
 // The explore notebook's session forgives what people do in notebooks:
@@ -21,7 +22,7 @@ func TestExploreSessionForgivesReruns(t *testing.T) {
 	if _, err := os.Stat(sessionPath()); !os.IsNotExist(err) {
 		t.Fatalf("a refused Start saved a session (%v)", err)
 	}
-	if _, err := Step(1, sqlenv.Describe, "customer"); err == nil || !strings.Contains(err.Error(), "nb.Start") {
+	if _, err := Step(1, sqlenv.Describe, "customer"); err == nil || !strings.Contains(err.Error(), "explore.Start") {
 		t.Fatalf("Step before Start: %v, want an error naming nb.Start", err)
 	}
 	if _, err := Start("bank_eval_000"); err != nil {
@@ -62,48 +63,16 @@ func TestExploreSessionForgivesReruns(t *testing.T) {
 		t.Fatalf("re-running the answer step: done %v, error %q", last.Done, last.Error)
 	}
 	var s Session
-	if err := Load(sessionPath(), &s); err != nil || len(s.Actions) != 5 {
+	if err := cell.Load(sessionPath(), &s); err != nil || len(s.Actions) != 5 {
 		t.Fatalf("session after re-runs: %d actions (%v), want 5", len(s.Actions), err)
 	}
 }
 
-// TrainedConfig picks the model the training notebook trained last: GRPO's
-// latest checkpoint, else SFT's, else the preset's model.
-func TestTrainedConfigFindsTheLatestModel(t *testing.T) {
-	t.Setenv("GONB_DIR", t.TempDir())
-	cfg, err := TrainedConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	preset := cfg.ModelName
-	sft := filepath.Join(cfg.OutputDir, "sft", "checkpoint-12")
-	if err := os.MkdirAll(sft, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if cfg, _ = TrainedConfig(); cfg.ModelName != sft {
-		t.Fatalf("with an SFT checkpoint: model %s, want %s (preset %s)", cfg.ModelName, sft, preset)
-	}
-	grpo := filepath.Join(cfg.OutputDir, "checkpoint-3")
-	if err := os.MkdirAll(grpo, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if cfg, _ = TrainedConfig(); cfg.ModelName != grpo {
-		t.Fatalf("with GRPO and SFT checkpoints: model %s, want %s", cfg.ModelName, grpo)
-	}
-}
-
-// After names the section to run when a file it writes is missing.
-func TestAfterNamesTheSectionToRun(t *testing.T) {
-	dir := t.TempDir()
-	have, missing := filepath.Join(dir, "metrics.jsonl"), filepath.Join(dir, "eval_grpo.json")
-	if err := os.WriteFile(have, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := After("section 6 (GRPO)", have); err != nil {
-		t.Fatalf("file present: %v", err)
-	}
-	err := After("section 6 (GRPO)", have, missing)
-	if err == nil || !strings.Contains(err.Error(), "run section 6 (GRPO) first") || !strings.Contains(err.Error(), missing) {
-		t.Fatalf("file missing: %v, want an error naming %s and the section", err, missing)
+// A hand-played episode has the budget the notebook's model gets.
+func TestDefaultStepBudgetIsThePresets(t *testing.T) {
+	cfg := training.DefaultGRPOConfig()
+	training.TinyPreset(&cfg)
+	if DefaultStepBudget != cfg.StepBudget {
+		t.Fatalf("DefaultStepBudget %d, the tiny preset's step_budget %d", DefaultStepBudget, cfg.StepBudget)
 	}
 }

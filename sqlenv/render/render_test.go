@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"strings"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
-	"github.com/gosqlenv/gosqlenv/training"
 )
 
 func TestHTMLIsEscapedAndComplete(t *testing.T) {
@@ -36,10 +35,7 @@ func TestHTMLIsEscapedAndComplete(t *testing.T) {
 		t.Fatalf("summary:\n%s", sum)
 	}
 	ds := DatasetTable([]dataset.QuestionRecord{{DatabaseName: "a", Split: dataset.Train, Difficulty: dataset.Easy}, {DatabaseName: "a", Split: dataset.Train, Difficulty: dataset.Hard}})
-	if !strings.Contains(ds, "<td style=\""+cellStyle+"\">2</td>") {
+	if !strings.Contains(ds, "<td style=\""+CellStyle+"\">2</td>") {
 		t.Fatalf("dataset table:\n%s", ds)
-	}
-	if p := Progress("GRPO", training.Metrics{"step": 3, "reward": 0.5}, 12); !strings.Contains(p, "width:25%") || !strings.Contains(p, "reward 0.5") {
-		t.Fatalf("progress:\n%s", p)
 	}
 }

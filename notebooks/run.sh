@@ -67,10 +67,11 @@ fi
 mkdir -p .bin
 GOBIN="$repo/.bin" go install tool
 export PATH="$repo/.bin:$PATH"
-# gopls gives GoNB its completion and inspection (pinned here, not in go.mod:
-# as a tool dependency it would upgrade modules the project's code uses).
+# gopls gives GoNB its completion and inspection when a person edits cells
+# (pinned here, not in go.mod: as a tool dependency it would upgrade modules
+# the project's code uses); a headless run does not need it.
 gopls_version=v0.23.0
-if ! "$repo/.bin/gopls" version 2>/dev/null | grep -q " $gopls_version\$"; then
+if $setup_only && ! "$repo/.bin/gopls" version 2>/dev/null | grep -q " $gopls_version\$"; then
   echo "installing gopls $gopls_version…" >&2
   GOBIN="$repo/.bin" go install "golang.org/x/tools/gopls@$gopls_version"
 fi

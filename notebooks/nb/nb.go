@@ -33,11 +33,12 @@ func RunConfig() (training.GRPOConfig, string, error) {
 	} else {
 		training.TinyPreset(&cfg)
 		cfg.OutputDir = Dir("outputs", "tiny")
-		why = "No XLA backend in GOMLX_BACKEND, so the CPU runs the tiny preset (training.TinyPreset): a 0.5 M-parameter " +
-			"Qwen3 with its own 1,024-token vocabulary, pre-trained by this project on several hundred generated questions " +
-			"of one database (training/tinybase; none of the questions below), then SFT on that database's 42 training " +
-			"questions and GRPO on 12 of them, in a few minutes. It is not a capable agent: it knows one database and the " +
-			"kinds of questions asked about it. Set GOMLX_BACKEND=xla:<CUDA plugin> for Qwen/Qwen3-1.7B (README, GPU)."
+		why = "No XLA backend in GOMLX_BACKEND, so the CPU runs the tiny preset (training.TinyPreset): a 0.7 M-parameter " +
+			"Qwen3 with its own 1,024-token vocabulary, pre-trained by this project on 160 redrawn instances of one database " +
+			"(every name and number changes from one instance to the next, so it had to learn to copy the question's constants " +
+			"into its SQL; training/tinybase; none of the questions or databases below), then SFT on 192 training questions " +
+			"and GRPO on 160 of them, in a few minutes. It is not a capable agent: it knows one database schema and the kinds " +
+			"of questions asked about it. Set GOMLX_BACKEND=xla:<CUDA plugin> for Qwen/Qwen3-1.7B (README, GPU)."
 	}
 	if err := cfg.ApplyEnv(os.LookupEnv); err != nil {
 		return cfg, why, err

@@ -1,24 +1,22 @@
 // Package tinybase ships the tiny preset's pre-trained base model: a small
-// Qwen3 (training.TinyModelConfig, 0.5 M parameters) with its own byte-level
-// BPE vocabulary, initialised at random and then trained by this project to
-// imitate the environment's oracle on generated questions of the bundled
-// `university` database, in Hugging Face's format (config.json,
+// Qwen3 (training.TinyModelConfig with training.TinyPretrainHeads attention
+// heads, 0.7 M parameters) with its own byte-level BPE vocabulary,
+// initialised at random and then trained by this project to imitate the
+// environment's oracle, in Hugging Face's format (config.json,
 // model.safetensors, tokenizer.json), embedded in the binary.
 //
-// Starting from it, the CPU preset's SFT warm-up and GRPO reach far higher
-// success on their training questions than from random weights. It was made
-// to find out whether pre-training on other questions of the same kinds
-// teaches a model this small to generalise — to copy values from a question
-// into its SQL — and it mostly does not: it copies values from a result into
-// its answer, but writes memorised constants into its SQL (BENCHMARKS.md,
-// "The tiny base model"). The questions the training pipeline trains on,
-// holds out and evaluates on were left out of its pre-training
-// (Provenance.SeenSQL lets a run check that). model/provenance.json records
-// the command and commit that made it, settings, data, machine and time.
-// `go run ./training/cmd/pretrain` now pre-trains on redrawn instances of
-// the databases instead (every name, number and answer changes, so nothing
-// can be learned by heart), resumably; BENCHMARKS.md reports how far that
-// has got.
+// Its pre-training questions come from 160 redrawn instances of the bundled
+// `university` database (bundled.GenerateInstance: the same schema and
+// question templates, rows and words redrawn, so every name, number and
+// answer changes from one instance to the next): memorising constants
+// cannot work there, and the model learned to copy a question's constants
+// into its SQL and a result into its answer. It therefore answers questions
+// of the bundled database it never saw (BENCHMARKS.md, "Pre-training on
+// redrawn instances"). The questions the training pipeline trains on, holds
+// out and evaluates on were left out of its pre-training
+// (Provenance.SeenSQL lets a run check that); the evaluation databases
+// were never read. model/provenance.json records the command and commit
+// that made it, settings, data, machine and time.
 package tinybase
 
 import (

@@ -65,6 +65,7 @@ fi
 
 # GoNB and goimports, pinned by go.mod; gopls below.
 mkdir -p .bin
+echo "installing GoNB and goimports into .bin (go install tool; the first time compiles them)…" >&2
 GOBIN="$repo/.bin" go install tool
 export PATH="$repo/.bin:$PATH"
 # gopls gives GoNB its completion and inspection when a person edits cells

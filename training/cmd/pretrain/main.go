@@ -188,6 +188,11 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Record the wall time as the run goes too: a run that is killed (the
+	// end of a sitting) never reaches the deferred write.
+	log.OnLog = func(training.Metrics) {
+		writeSeconds(filepath.Join(o.workDir, wallFile), earlier+time.Since(start).Seconds())
+	}
 	res, err := p.RunPretrain(ctx, log)
 	if res.ResumedFrom != "" {
 		fmt.Fprintf(os.Stderr, "continued from %s\n", res.ResumedFrom)

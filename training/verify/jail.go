@@ -26,16 +26,20 @@ import (
 // bubblewrap sandbox whose PID 1 is initc/init.c. It sees a minimal root — the
 // host's /usr (and the /bin, /lib… links or directories beside it),
 // /etc/ld.so.cache and /etc/alternatives, read-only; a fresh /proc of its own
-// PID namespace; a minimal /dev; a private size-capped tmpfs at /tmp (/var/tmp
-// links to it) — and the binds its caller names, nothing else of the host: no
-// /etc/passwd, no project tree, no other verification's files, no host
-// processes, no network (its own empty network namespace, so no abstract unix
-// sockets either), no IPC with the host. As root each command runs as the
-// jail's pool uid with no groups, no capabilities and no_new_privs, under the
-// rlimits of its request, and the whole jail is in a memory cgroup of its own
-// where one can be made. After each command every other process of the jail
-// is killed and /tmp is emptied, so commands do not see each other's
-// leftovers.
+// PID namespace; a minimal /dev; a private size-capped tmpfs at /tmp, also
+// shown at /dev/shm (/var/tmp links to it) — and the binds its caller names,
+// nothing else of the host: no /etc/passwd, no project tree, no other
+// verification's files, no host processes, no network (its own empty network
+// namespace, so no abstract unix sockets either), no IPC with the host. The
+// root and /dev are read-only, so /tmp (and what the binds allow) is all a
+// command can write. Each command runs with no capabilities, no_new_privs and
+// a seccomp filter (no ptrace or pidfd_getfd, no keyrings, no new namespaces
+// or mounts; see init.c), under the rlimits of its request: as root, as the
+// jail's pool uid with no groups; otherwise with the caller's uid in a user
+// namespace, where init, not dumpable, is still out of its reach. As root the
+// whole jail is in a memory cgroup of its own where one can be made. After
+// each command every other process of the jail is killed and /tmp is a new
+// tmpfs, so commands do not see each other's leftovers.
 
 //go:embed initc/init.c
 var initSource []byte
@@ -249,7 +253,9 @@ func openJail(spec jailSpec) (*jail, error) {
 	}
 	if spec.uid >= 0 {
 		// The kernel's OOM killer must pick a command, never init.
-		_ = os.WriteFile("/proc/"+strconv.Itoa(status.ChildPID)+"/oom_score_adj", []byte("-1000"), 0)
+		if err := os.WriteFile("/proc/"+strconv.Itoa(status.ChildPID)+"/oom_score_adj", []byte("-1000"), 0); err != nil {
+			j.notices = append(j.notices, "the jail's init may be chosen by the kernel's OOM killer (oom_score_adj: "+err.Error()+")")
+		}
 	}
 	if spec.memory > 0 {
 		cg, err := newMemoryCgroup(spec.memory, status.ChildPID)
@@ -268,21 +274,38 @@ func bwrapArgs(spec jailSpec, initPath string) []string {
 		"--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--die-with-parent", "--new-session", "--as-pid-1",
 	}
+	// Init keeps what it needs to start commands (as the pool uid), to kill
+	// them, to give each a fresh /tmp (CAP_SYS_ADMIN, for the mount) and to
+	// empty their bounding set (CAP_SETPCAP); the commands themselves have
+	// nothing (init.c drops it all before exec). Without root, the jail is
+	// in a user namespace where init is uid 0: the mount namespace is then
+	// that namespace's own (bwrap's --uid other than 0 or --disable-userns
+	// would nest a second user namespace, in which init could not mount).
+	// Commands may not create namespaces: init's seccomp filter refuses.
+	args = append(args, "--cap-drop", "ALL")
+	caps := []string{"CAP_SYS_ADMIN", "CAP_SETPCAP"}
 	if spec.uid >= 0 {
-		// Init keeps what it needs to start commands as the pool uid and to
-		// kill and clean up after them; the commands themselves have nothing.
-		args = append(args, "--cap-drop", "ALL")
-		for _, c := range []string{"CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER"} {
-			args = append(args, "--cap-add", c)
-		}
+		caps = append(caps, "CAP_SETUID", "CAP_SETGID", "CAP_KILL", "CAP_DAC_OVERRIDE", "CAP_FOWNER")
 	} else {
-		args = append(args, "--unshare-user", "--disable-userns")
+		args = append(args, "--unshare-user", "--uid", "0", "--gid", "0")
+	}
+	for _, c := range caps {
+		args = append(args, "--cap-add", c)
 	}
 	// Directories bwrap creates for mount points are 0700 unless told:
 	// the commands must be able to reach /etc/ld.so.cache and /var/tmp.
 	args = append(args, "--perms", "0755", "--dir", "/etc", "--perms", "0755", "--dir", "/var")
 	args = append(args, systemBinds()...)
 	for _, d := range spec.extraRoot {
+		// bwrap makes the missing parents of a mount point 0700: a compiler
+		// under /opt would be out of the commands' reach.
+		var parents []string
+		for p := filepath.Dir(d); p != "/" && p != "."; p = filepath.Dir(p) {
+			parents = append([]string{p}, parents...)
+		}
+		for _, p := range parents {
+			args = append(args, "--perms", "0755", "--dir", p)
+		}
 		args = append(args, "--ro-bind", d, d)
 	}
 	args = append(args, "--proc", "/proc", "--dev", "/dev",
@@ -301,7 +324,8 @@ func bwrapArgs(spec jailSpec, initPath string) []string {
 			args = append(args, "--ro-bind", b.host, b.jail)
 		}
 	}
-	args = append(args, "--json-status-fd", "4", "--chdir", "/tmp", "/.gosqlenv-init")
+	args = append(args, "--remount-ro", "/", "--remount-ro", "/dev",
+		"--json-status-fd", "4", "--chdir", "/tmp", "/.gosqlenv-init", "--tmp-size", strconv.FormatUint(max(spec.tmpSize, 1<<20), 10))
 	return args
 }
 

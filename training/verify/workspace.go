@@ -157,6 +157,14 @@ func (ws *workspace) compile(ctx context.Context, comp string, flags []string, l
 // read-only and out writable. jailed is false when bubblewrap could not set
 // a jail up (the workspace has then switched to the fallback).
 func (ws *workspace) compileInJail(ctx context.Context, comp string, flags []string, lim Limits, timeout time.Duration, out string) (r RunResult, jailed bool, err error) {
+	extra := compilerRoot(comp)
+	for _, d := range extra {
+		for _, hidden := range []string{"/tmp", "/var/tmp", "/dev", "/proc"} {
+			if d == hidden || strings.HasPrefix(d, hidden+"/") {
+				return r, false, fmt.Errorf("sandbox: the compiler %s is installed under %s, which the jail replaces with its own: install it elsewhere (e.g. /opt)", comp, hidden)
+			}
+		}
+	}
 	uid, release, notice, err := poolUID(ctx)
 	if err != nil {
 		return r, false, err
@@ -166,7 +174,7 @@ func (ws *workspace) compileInJail(ctx context.Context, comp string, flags []str
 		return r, false, err
 	}
 	j, err := ws.openJailOrFallback(jailSpec{
-		uid: uid, memory: lim.TotalMemory, tmpSize: lim.TmpSize, extraRoot: compilerRoot(comp),
+		uid: uid, memory: lim.TotalMemory, tmpSize: lim.TmpSize, extraRoot: extra,
 		binds: []bind{{host: filepath.Join(ws.dir, "main.cpp"), jail: "/src/main.cpp"}, {host: out, jail: "/out", writable: true}},
 	})
 	if err != nil || j == nil {

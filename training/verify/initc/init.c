@@ -6,10 +6,17 @@
 // SOCK_SEQPACKET socket on fd 3: a gs_request with the command's argv,
 // environment and limits, and its stdin, stdout and stderr as SCM_RIGHTS.
 // For each command it forks; the child drops to the command's uid/gid (no
-// groups, no capabilities, no new privileges), applies the rlimits and
-// execs. When the command exits, or its timeout passes, every other process
-// of the sandbox is killed and reaped, /tmp is emptied, and the raw wait
-// status goes back in a gs_response. Because the command is not PID 1,
+// groups, no capabilities, no new privileges), applies the rlimits, installs
+// a seccomp filter (seccomp_filter below) and execs. When the command exits,
+// or its timeout passes, every other process of the sandbox is killed and
+// reaped, /tmp gets a fresh tmpfs (and /dev/shm with it), and the raw wait
+// status goes back in a gs_response. Init itself is not dumpable: a command
+// running with init's uid (in a user namespace) still cannot ptrace it, take
+// its descriptors or read its /proc files.
+//
+// "init --exec ARGV..." is the fallback's launcher (no bubblewrap): it
+// closes every descriptor above 2, drops its capabilities, installs the same
+// seccomp filter and execs ARGV. Because the command is not PID 1,
 // signals behave as on any system: abort() aborts, alarm() fires, raise()
 // kills.
 //
@@ -18,13 +25,20 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <grp.h>
+#include <linux/audit.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <linux/securebits.h>
+#include <sched.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -54,13 +68,239 @@ struct gs_response {
 	int32_t pad;
 };
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-	(void)st;
-	(void)flag;
-	if (ftw->level > 0) {
-		remove(path);
+// tmp_size is the size of the jail's /tmp, from "--tmp-size N".
+static unsigned long long tmp_size = 64ULL << 20;
+
+// fresh_tmp gives the jail a new, empty /tmp (a size-capped tmpfs, mode
+// 1777) and shows the same tmpfs at /dev/shm: what a command left there is
+// gone with the old mount whatever its shape (no walk that a deep tree or a
+// mode could stop), and the memory it held is freed. Every process of the
+// jail but init has been killed before. It returns -1 if a mount failed.
+static int fresh_tmp(void) {
+	umount2("/dev/shm", MNT_DETACH);
+	if (umount2("/tmp", MNT_DETACH) < 0 && errno != EINVAL) {
+		return -1;
+	}
+	char opts[64];
+	snprintf(opts, sizeof opts, "size=%llu,mode=1777", tmp_size);
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0) {
+		return -1;
+	}
+	if (access("/dev/shm", F_OK) == 0 && mount("/tmp", "/dev/shm", NULL, MS_BIND, NULL) < 0) {
+		return -1;
 	}
 	return 0;
+}
+
+// The system calls a command may not make: tracing or reading other
+// processes (ptrace, process_vm_*, pidfd_getfd, kcmp), the kernel keyrings (a
+// channel between verifications: the user keyring outlives them), new
+// namespaces and mounts (kernel attack surface, and a way around the jail),
+// and kernel interfaces no test program needs (bpf, perf events,
+// userfaultfd, io_uring, modules, kexec, handles, ...). Each fails with
+// EPERM, as a sandboxed system would answer.
+static const int denied_syscalls[] = {
+#ifdef __NR_ptrace
+    __NR_ptrace,
+#endif
+#ifdef __NR_process_vm_readv
+    __NR_process_vm_readv,
+#endif
+#ifdef __NR_process_vm_writev
+    __NR_process_vm_writev,
+#endif
+#ifdef __NR_pidfd_getfd
+    __NR_pidfd_getfd,
+#endif
+#ifdef __NR_pidfd_open
+    __NR_pidfd_open,
+#endif
+#ifdef __NR_kcmp
+    __NR_kcmp,
+#endif
+#ifdef __NR_add_key
+    __NR_add_key,
+#endif
+#ifdef __NR_keyctl
+    __NR_keyctl,
+#endif
+#ifdef __NR_request_key
+    __NR_request_key,
+#endif
+#ifdef __NR_unshare
+    __NR_unshare,
+#endif
+#ifdef __NR_setns
+    __NR_setns,
+#endif
+#ifdef __NR_mount
+    __NR_mount,
+#endif
+#ifdef __NR_umount2
+    __NR_umount2,
+#endif
+#ifdef __NR_pivot_root
+    __NR_pivot_root,
+#endif
+#ifdef __NR_chroot
+    __NR_chroot,
+#endif
+#ifdef __NR_open_tree
+    __NR_open_tree,
+#endif
+#ifdef __NR_move_mount
+    __NR_move_mount,
+#endif
+#ifdef __NR_fsopen
+    __NR_fsopen,
+#endif
+#ifdef __NR_fsconfig
+    __NR_fsconfig,
+#endif
+#ifdef __NR_fsmount
+    __NR_fsmount,
+#endif
+#ifdef __NR_fspick
+    __NR_fspick,
+#endif
+#ifdef __NR_mount_setattr
+    __NR_mount_setattr,
+#endif
+#ifdef __NR_bpf
+    __NR_bpf,
+#endif
+#ifdef __NR_perf_event_open
+    __NR_perf_event_open,
+#endif
+#ifdef __NR_userfaultfd
+    __NR_userfaultfd,
+#endif
+#ifdef __NR_io_uring_setup
+    __NR_io_uring_setup,
+#endif
+#ifdef __NR_io_uring_enter
+    __NR_io_uring_enter,
+#endif
+#ifdef __NR_io_uring_register
+    __NR_io_uring_register,
+#endif
+#ifdef __NR_init_module
+    __NR_init_module,
+#endif
+#ifdef __NR_finit_module
+    __NR_finit_module,
+#endif
+#ifdef __NR_delete_module
+    __NR_delete_module,
+#endif
+#ifdef __NR_kexec_load
+    __NR_kexec_load,
+#endif
+#ifdef __NR_kexec_file_load
+    __NR_kexec_file_load,
+#endif
+#ifdef __NR_name_to_handle_at
+    __NR_name_to_handle_at,
+#endif
+#ifdef __NR_open_by_handle_at
+    __NR_open_by_handle_at,
+#endif
+#ifdef __NR_fanotify_init
+    __NR_fanotify_init,
+#endif
+#ifdef __NR_swapon
+    __NR_swapon,
+#endif
+#ifdef __NR_swapoff
+    __NR_swapoff,
+#endif
+#ifdef __NR_reboot
+    __NR_reboot,
+#endif
+#ifdef __NR_acct
+    __NR_acct,
+#endif
+#ifdef __NR_quotactl
+    __NR_quotactl,
+#endif
+#ifdef __NR_syslog
+    __NR_syslog,
+#endif
+#ifdef __NR_iopl
+    __NR_iopl,
+#endif
+#ifdef __NR_ioperm
+    __NR_ioperm,
+#endif
+#ifdef __NR_vhangup
+    __NR_vhangup,
+#endif
+};
+
+#if defined(__x86_64__)
+#define GS_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define GS_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#elif defined(__riscv) && __riscv_xlen == 64
+#define GS_AUDIT_ARCH AUDIT_ARCH_RISCV64
+#else
+#error "seccomp filter: unknown architecture"
+#endif
+
+// The namespace flags clone may not be given.
+#define GS_NS_FLAGS (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | 0x00000080 /* CLONE_NEWTIME */)
+
+// seccomp_filter installs the filter described above denied_syscalls;
+// clone with a namespace flag fails with EPERM and clone3 (whose flags a
+// filter cannot read) with ENOSYS, so that libc falls back to clone. A
+// system call of another architecture (x32, i386 on x86_64) kills the
+// process. no_new_privs must be set.
+static int seccomp_filter(void) {
+	enum { n_denied = sizeof denied_syscalls / sizeof denied_syscalls[0] };
+	struct sock_filter f[16 + 2 * n_denied];
+	int k = 0;
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, GS_AUDIT_ARCH, 1, 0);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+#if defined(__x86_64__)
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u /* __X32_SYSCALL_BIT */, 0, 1);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+#endif
+	for (int i = 0; i < n_denied; i++) {
+		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)denied_syscalls[i], 0, 1);
+		f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+	}
+#ifdef __NR_clone3
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
+#endif
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, 0, 3);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])); // flags' low 32 bits (little endian)
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, GS_NS_FLAGS, 0, 1);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct sock_fprog prog = {(unsigned short)k, f};
+	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+}
+
+// drop_capabilities leaves the process none: effective, permitted,
+// inheritable and ambient (a process in a user namespace keeps bwrap's
+// --cap-add ones across a change to its own uid).
+static int drop_capabilities(void) {
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+	memset(d, 0, sizeof d);
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+// confine is the last step before exec, for commands and the launcher.
+static int confine(void) {
+	if (drop_capabilities() < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		return -1;
+	}
+	return seccomp_filter();
 }
 
 static void set_limit(int resource, uint64_t v) {
@@ -108,6 +348,13 @@ static void child(const struct gs_request *rq, int fds[3], char *cwd, char **arg
 	}
 	fcntl(errfd, F_SETFD, FD_CLOEXEC);
 	close_from(4);
+	// No capability can come back: the bounding set emptied and uid 0 (a
+	// user namespace's, where commands keep init's uid) made ordinary, while
+	// init's CAP_SETPCAP is still held.
+	for (int c = 0; c < 64; c++) {
+		prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
+	}
+	prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED, 0, 0, 0);
 	set_limit(RLIMIT_CPU, rq->cpu_s);
 	set_limit(RLIMIT_AS, rq->as);
 	set_limit(RLIMIT_FSIZE, rq->fsize);
@@ -119,7 +366,7 @@ static void child(const struct gs_request *rq, int fds[3], char *cwd, char **arg
 	    (setgroups(0, NULL) < 0 || setresgid(rq->gid, rq->gid, rq->gid) < 0 || setresuid(rq->uid, rq->uid, rq->uid) < 0)) {
 		goto fail;
 	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || chdir(cwd) < 0) {
+	if (chdir(cwd) < 0 || confine() < 0) {
 		goto fail;
 	}
 	execve(argv[0], argv, envp);
@@ -205,15 +452,43 @@ static void run(const struct gs_request *rq, int fds[3], char *cwd, char **argv,
 		sigtimedwait(&chld, NULL, &left);
 	}
 	// Nothing of the command outlives it: kill and reap every process of
-	// the sandbox but this one, and empty /tmp for the next command.
+	// the sandbox but this one, and give the next command a fresh /tmp.
 	kill(-1, SIGKILL);
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {
 	}
-	nftw("/tmp", remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	if (fresh_tmp() < 0) {
+		perror("gosqlenv-verify-init: fresh /tmp");
+		_exit(1); // fail closed: the jail ends, and the verifier says so
+	}
 }
 
-int main(void) {
+// launch is "init --exec ARGV...": see the comment at the top.
+static int launch(char **argv) {
+	close_from(3);
+	if (confine() < 0) {
+		perror("gosqlenv-verify-init: confine");
+		return 126;
+	}
+	execv(argv[0], argv);
+	perror(argv[0]);
+	return 127;
+}
+
+int main(int argc, char **argv) {
+	if (argc > 2 && strcmp(argv[1], "--exec") == 0) {
+		return launch(argv + 2);
+	}
+	if (argc > 2 && strcmp(argv[1], "--tmp-size") == 0) {
+		tmp_size = strtoull(argv[2], NULL, 10);
+	}
 	close_from(4);
+	// Not dumpable: no command may ptrace init, take its descriptors
+	// (pidfd_getfd) or read its /proc files, even with init's own uid.
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (fresh_tmp() < 0) {
+		perror("gosqlenv-verify-init: fresh /tmp");
+		return 1;
+	}
 	sigset_t chld;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);

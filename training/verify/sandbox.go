@@ -151,10 +151,21 @@ func (s *Sandbox) Run(ctx context.Context, dir string, timeout time.Duration, st
 	if lim.OutputCap <= 0 {
 		lim.OutputCap = 1 << 20
 	}
-	full := argv
 	if s.NoIsolation {
-		return s.runOnce(ctx, dir, timeout, stdin, full, lim, -1, false)
+		return s.runOnce(ctx, dir, timeout, stdin, argv, lim, -1, false)
 	}
+	if os.Geteuid() != 0 {
+		res.Err = errNoIsolation
+		return res
+	}
+	// The launcher closes inherited descriptors and installs the jail's
+	// seccomp filter (no ptrace, keyrings, namespaces...) before exec.
+	launcher, err := initBinary()
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	full := append([]string{launcher, "--exec"}, argv...)
 	if pl := findTool("prlimit"); pl != "" {
 		cpu := int64((lim.CPUTime + time.Second - 1) / time.Second)
 		if cpu <= 0 {
@@ -173,11 +184,11 @@ func (s *Sandbox) Run(ctx context.Context, dir string, timeout time.Duration, st
 		if lim.Processes > 0 {
 			args = append(args, "--nproc="+strconv.FormatUint(lim.Processes, 10))
 		}
-		full = append(append(args, "--"), argv...)
+		full = append(append(args, "--"), full...)
 	} else {
 		res.Notices = append(res.Notices, "prlimit not found: resource limits not applied")
 	}
-	if os.Geteuid() == 0 {
+	{
 		slot, note, err := sandboxUIDs.acquire(ctx)
 		if err != nil {
 			res.Err = err
@@ -196,12 +207,15 @@ func (s *Sandbox) Run(ctx context.Context, dir string, timeout time.Duration, st
 		if !r.usedNS {
 			live, zombies = killUID(uid, time.Second)
 		}
+		// Nor anything it wrote where every uid can write (/tmp, /dev/shm...).
+		if err := removeFilesOfUID(uid); err != nil {
+			r.Notices = append(r.Notices, "files of the sandbox uid may be left: "+err.Error())
+		}
 		// The uid is handed out again only when none of its processes, not
 		// even a zombie (which still counts for RLIMIT_NPROC), is left.
 		sandboxUIDs.settle(slot, live, zombies)
 		return r.RunResult
 	}
-	return s.runAs(ctx, dir, timeout, stdin, full, lim, -1, res.Notices).RunResult
 }
 
 type runOutcome struct {

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -259,4 +260,51 @@ func killUID(uid int, patience time.Duration) (live, zombies int) {
 		}
 		time.Sleep(delay)
 	}
+}
+
+// sharedWritableDirs are where every uid may create files on a usual Linux
+// system; the fallback sandbox's commands see them.
+var sharedWritableDirs = []string{"/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/var/lock", "/dev/mqueue"}
+
+// removeFilesOfUID deletes everything uid owns in sharedWritableDirs, after
+// its last process has ended: a file, or a whole tree of any depth (os.RemoveAll
+// works through directory descriptors, without following links). It looks
+// into the world-writable directories of other owners below them too (such
+// as /tmp/.X11-unix), the only other places uid could have written.
+func removeFilesOfUID(uid int) error {
+	seen := map[string]bool{}
+	var errs []error
+	var visit func(dir string, depth int)
+	visit = func(dir string, depth int) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			info, err := os.Lstat(p)
+			if err != nil {
+				continue
+			}
+			st, ok := info.Sys().(*syscall.Stat_t)
+			switch {
+			case !ok:
+			case int(st.Uid) == uid:
+				if err := os.RemoveAll(p); err != nil {
+					errs = append(errs, err)
+				}
+			case info.IsDir() && info.Mode().Perm()&0o002 != 0 && depth < 8:
+				visit(p, depth+1)
+			}
+		}
+	}
+	for _, d := range sharedWritableDirs {
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil || seen[real] {
+			continue
+		}
+		seen[real] = true
+		visit(real, 0)
+	}
+	return errors.Join(errs...)
 }

@@ -416,7 +416,16 @@ func TestSandboxDistinctUIDs(t *testing.T) {
 	done := make(chan int)
 	for i := range n {
 		go func() {
-			dir, err := os.MkdirTemp("", "gosqlenv-uid-test-") // t.TempDir's parent is private to root
+			// As the verifier does: under privateRoot, which the command's uid
+			// passes through by name (t.TempDir's parent is private to root;
+			// in /tmp the sandbox deletes what the uid owns after the run).
+			root, err := privateRoot()
+			if err != nil {
+				t.Error(err)
+				done <- i
+				return
+			}
+			dir, err := os.MkdirTemp(root, "uid-test-")
 			if err != nil {
 				t.Error(err)
 				done <- i

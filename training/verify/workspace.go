@@ -19,8 +19,19 @@ import (
 // that later verifications go straight to the fallback.
 var jailBroken atomic.Pointer[string]
 
-// fallbackNotice says what the per-command fallback sandbox does not isolate.
-const fallbackNotice = "no filesystem isolation: the program sees the host's files with its uid's permissions and can write to world-writable directories (/tmp, /dev/shm); memory is limited per process only"
+// fallbackNotice says what the per-command fallback sandbox (root only) does
+// not isolate.
+const fallbackNotice = "no filesystem isolation: the program reads the host's world-readable files and can write to world-writable directories (/tmp, /dev/shm), which are cleaned of its files after each command; memory is limited per process only"
+
+// errNoIsolation refuses to run candidates where nothing can isolate them:
+// without root and without a working bubblewrap, a program would run as the
+// caller, with the caller's files and processes in reach.
+var errNoIsolation = errors.New("sandbox: cannot isolate candidate programs here: without root, bubblewrap (Debian/Ubuntu package " + bwrapPackage +
+	") must be installed and able to create user namespaces (in Docker: docker run --security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined ...; see README, \"Code sandbox\"); or run as root; " +
+	"to run untrusted programs with no isolation at all, opt in with verify.WithoutSandbox()")
+
+// refusal is errNoIsolation with the reason bubblewrap could not be used.
+func refusal(why string) error { return fmt.Errorf("%w (%s)", errNoIsolation, why) }
 
 // workspace is one verification's directory and the way its commands run.
 type workspace struct {
@@ -33,13 +44,24 @@ type workspace struct {
 }
 
 // newWorkspace makes a verification's directory: under privateRoot, where no
-// sandbox uid can enter, unless noSandbox.
+// sandbox uid can enter, unless noSandbox. Without root it refuses where no
+// jail can be had (errNoIsolation).
 func newWorkspace(noSandbox bool) (*workspace, error) {
 	ws := &workspace{noSandbox: noSandbox}
 	if noSandbox {
 		dir, err := os.MkdirTemp("", "gosqlenv-verify-")
 		ws.dir = dir
 		return ws, err
+	}
+	why := ""
+	switch {
+	case findTool("bwrap") == "" || jailUnavailable:
+		why = errNoBwrap.Error()
+	case jailBroken.Load() != nil:
+		why = *jailBroken.Load()
+	}
+	if why != "" && os.Geteuid() != 0 {
+		return nil, refusal(why)
 	}
 	root, err := privateRoot()
 	if err != nil {
@@ -49,11 +71,8 @@ func newWorkspace(noSandbox bool) (*workspace, error) {
 		return nil, err
 	}
 	ws.jailed = true
-	switch {
-	case findTool("bwrap") == "" || jailUnavailable:
-		ws.fallback(errNoBwrap.Error())
-	case jailBroken.Load() != nil:
-		ws.fallback(*jailBroken.Load())
+	if why != "" {
+		ws.fallback(why)
 	}
 	return ws, nil
 }
@@ -66,9 +85,23 @@ func (ws *workspace) fallback(why string) {
 		return
 	}
 	ws.jailed = false
-	// Commands of the fallback reach their own directories in here by name.
-	_ = os.Chmod(ws.dir, 0o711)
 	ws.notices = append(ws.notices, why+": "+fallbackNotice)
+}
+
+// commandDir makes a fresh, empty directory for one command: in the
+// workspace for a jail (which binds it), or directly under privateRoot for
+// the fallback, whose commands reach it by name through privateRoot (0711)
+// while the workspace itself, with the source and the binary, stays closed
+// to every sandbox uid.
+func (ws *workspace) commandDir(name string) (string, error) {
+	if ws.useJail() {
+		return freshDir(ws.dir, name)
+	}
+	root, err := privateRoot()
+	if err != nil {
+		return "", err
+	}
+	return freshDir(root, name)
 }
 
 func (ws *workspace) useJail() bool {
@@ -108,6 +141,9 @@ func (ws *workspace) openJailOrFallback(spec jailSpec) (*jail, error) {
 	if _, ok := errors.AsType[*jailSetupError](err); ok {
 		why := err.Error()
 		jailBroken.CompareAndSwap(nil, &why)
+		if os.Geteuid() != 0 {
+			return nil, refusal(why)
+		}
 		ws.fallback(why)
 		return nil, nil
 	}
@@ -122,7 +158,8 @@ func (ws *workspace) compile(ctx context.Context, comp string, flags []string, l
 		sb := Sandbox{Limits: lim, NoIsolation: true}
 		return sb.Run(ctx, ws.dir, timeout, nil, argv...)
 	}
-	out, err := freshDir(ws.dir, "out")
+	startedJailed := ws.useJail()
+	out, err := ws.commandDir("out")
 	if err != nil {
 		return RunResult{Err: err}
 	}
@@ -133,6 +170,13 @@ func (ws *workspace) compile(ctx context.Context, comp string, flags []string, l
 		if r, jailed, err = ws.compileInJail(ctx, comp, flags, lim, timeout, out); err != nil {
 			return RunResult{Err: err}
 		}
+	}
+	if !jailed && startedJailed {
+		// bubblewrap failed: the fallback's commands need a directory they can reach.
+		if out, err = ws.commandDir("out"); err != nil {
+			return RunResult{Err: err}
+		}
+		defer os.RemoveAll(out)
 	}
 	if !jailed {
 		if err := copyFile(filepath.Join(ws.dir, "main.cpp"), filepath.Join(out, "main.cpp"), 0o644); err != nil {
@@ -360,7 +404,7 @@ func (pr *processRunner) run(ctx context.Context, stdin []byte, timeout time.Dur
 	}
 	// A fresh directory per test with its own copy of the binary: what one
 	// test leaves, the next does not see, and no other uid can reach it.
-	dir, err := freshDir(ws.dir, "run")
+	dir, err := ws.commandDir("run")
 	if err != nil {
 		return RunResult{Err: err}
 	}

@@ -14,19 +14,26 @@ import (
 )
 
 // The red-team suite: what a hostile candidate tried against the sandbox
-// (issue 17), as tests. Each runs where the verifier isolates candidates:
-// as root, with g++ and bubblewrap installed (CI installs both); the
-// link attacks also run against the per-command fallback sandbox.
+// (issue 17), as tests. Each runs where the verifier jails candidates: with
+// g++ and bubblewrap installed (CI installs both), as root (pool uids) and as
+// an unprivileged user (a user namespace); the link attacks also run against
+// the per-command fallback sandbox (root only). redteam_modes_test.go tries
+// the attacks of issue 27 in every mode.
 
-// needJail skips unless Verify runs candidates in bubblewrap jails as pool uids.
+// needJail skips unless Verify runs candidates in bubblewrap jails.
 func needJail(t *testing.T) {
 	t.Helper()
 	needGPP(t)
-	if os.Geteuid() != 0 {
-		t.Skip("candidates run as pool uids only when the caller is root")
-	}
 	if findTool("bwrap") == "" {
 		t.Skipf("bubblewrap is not installed (Debian package %s)", bwrapPackage)
+	}
+}
+
+// needRoot skips unless the caller is root (pool uids, the fallback).
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: candidates run as pool uids, and the fallback runs, only as root")
 	}
 }
 
@@ -117,7 +124,7 @@ int main(){ long long x; std::cin >> x; usleep(20000); std::cout << x*x << "\n";
 		}
 	}
 	t.Run("jail", check)
-	t.Run("fallback", func(t *testing.T) { withFallback(func() { check(t) }) })
+	t.Run("fallback", func(t *testing.T) { needRoot(t); withFallback(func() { check(t) }) })
 }
 
 // Hard links and symbolic links to a file outside the work folder, made by
@@ -163,7 +170,7 @@ int main() {
 			t.Fatal(err)
 		}
 		sys := st.Sys().(*syscall.Stat_t)
-		if b, _ := os.ReadFile(canary); sys.Uid != 0 || sys.Gid != 0 || st.Mode().Perm() != 0o644 || string(b) != "canary" {
+		if b, _ := os.ReadFile(canary); int(sys.Uid) != os.Geteuid() || int(sys.Gid) != os.Getegid() || st.Mode().Perm() != 0o644 || string(b) != "canary" {
 			t.Errorf("canary changed: uid %d gid %d mode %v content %q", sys.Uid, sys.Gid, st.Mode(), b)
 		}
 		// In a jail the canary cannot even be seen; the fallback has no
@@ -179,7 +186,7 @@ int main() {
 		}
 	}
 	t.Run("jail", func(t *testing.T) { check(t, true) })
-	t.Run("fallback", func(t *testing.T) { withFallback(func() { check(t, false) }) })
+	t.Run("fallback", func(t *testing.T) { needRoot(t); withFallback(func() { check(t, false) }) })
 }
 
 // readBack, which copies the compiler's output out of the directory the

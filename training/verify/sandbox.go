@@ -3,8 +3,10 @@ package verify
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -152,7 +154,7 @@ func (s *Sandbox) Run(ctx context.Context, dir string, timeout time.Duration, st
 		lim.OutputCap = 1 << 20
 	}
 	if s.NoIsolation {
-		return s.runOnce(ctx, dir, timeout, stdin, argv, lim, -1, false)
+		return s.runOnce(ctx, dir, timeout, stdin, argv, lim, -1, false, false)
 	}
 	if os.Geteuid() != 0 {
 		res.Err = errNoIsolation
@@ -236,7 +238,7 @@ func (s *Sandbox) runAs(ctx context.Context, dir string, timeout time.Duration, 
 	}
 	useNS := root && !namespacesBroken.Load()
 	for {
-		r := s.runOnce(ctx, dir, timeout, stdin, argv, lim, uid, useNS)
+		r := s.runOnce(ctx, dir, timeout, stdin, argv, lim, uid, useNS, true)
 		if r.Err != nil && useNS && (errors.Is(r.Err, syscall.EPERM) || errors.Is(r.Err, syscall.EINVAL) || errors.Is(r.Err, syscall.ENOSPC)) {
 			namespacesBroken.Store(true)
 			notices = append(notices, "namespaces unavailable ("+r.Err.Error()+"): running without PID/net isolation")
@@ -251,7 +253,10 @@ func (s *Sandbox) runAs(ctx context.Context, dir string, timeout time.Duration, 
 	}
 }
 
-func (s *Sandbox) runOnce(ctx context.Context, dir string, timeout time.Duration, stdin []byte, argv []string, lim Limits, uid int, useNS bool) RunResult {
+// runOnce runs argv once. With launched, argv starts init's launcher, which
+// writes the command's raw wait status to the pipe on fd 3: that status,
+// not the launcher's own, is the result.
+func (s *Sandbox) runOnce(ctx context.Context, dir string, timeout time.Duration, stdin []byte, argv []string, lim Limits, uid int, useNS, launched bool) RunResult {
 	var res RunResult
 	if timeout <= 0 {
 		timeout = 5 * time.Second
@@ -280,10 +285,25 @@ func (s *Sandbox) runOnce(ctx context.Context, dir string, timeout time.Duration
 		return nil
 	}
 	cmd.WaitDelay = 300 * time.Millisecond
+	var statusR *os.File
+	if launched {
+		r, w, err := os.Pipe()
+		if err != nil {
+			res.Err = err
+			return res
+		}
+		defer r.Close()
+		statusR = r
+		cmd.ExtraFiles = []*os.File{w}
+		defer w.Close()
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		res.Err = err
 		return res
+	}
+	if launched {
+		cmd.ExtraFiles[0].Close()
 	}
 	werr := cmd.Wait()
 	res.Duration = time.Since(start)
@@ -294,6 +314,12 @@ func (s *Sandbox) runOnce(ctx context.Context, dir string, timeout time.Duration
 	res.Stderr, res.StderrTruncated = errw.buf.Bytes(), errw.truncated
 	if st := cmd.ProcessState; st != nil {
 		ws, _ := st.Sys().(syscall.WaitStatus)
+		var raw [4]byte
+		if statusR != nil && ws.Exited() {
+			if n, _ := io.ReadFull(statusR, raw[:]); n == len(raw) {
+				ws = syscall.WaitStatus(binary.NativeEndian.Uint32(raw[:]))
+			}
+		}
 		if ws.Signaled() {
 			res.ExitCode = -1
 			res.Signal = ws.Signal().String()

@@ -14,9 +14,8 @@
 // running with init's uid (in a user namespace) still cannot ptrace it, take
 // its descriptors or read its /proc files.
 //
-// "init --exec ARGV..." is the fallback's launcher (no bubblewrap): it
-// closes every descriptor above 2, drops its capabilities, installs the same
-// seccomp filter and execs ARGV. Because the command is not PID 1,
+// "init --exec ARGV..." is the fallback's launcher (no bubblewrap): see
+// launch. Because the command is not PID 1,
 // signals behave as on any system: abort() aborts, alarm() fires, raise()
 // kills.
 //
@@ -462,16 +461,53 @@ static void run(const struct gs_request *rq, int fds[3], char *cwd, char **argv,
 	}
 }
 
-// launch is "init --exec ARGV...": see the comment at the top.
+// launch is "init --exec ARGV...", the fallback's launcher (no bubblewrap):
+// it runs as the command's uid and, where namespaces work, as PID 1 of the
+// command's PID namespace. It forks the command, with no descriptor above 2
+// and the confinement of confine(), and stays its parent and its
+// descendants' subreaper: when the command ends, every process of the uid
+// (which no other command holds) is killed and reaped here, whatever
+// session it made, and the command's raw wait status is written to fd 3
+// (the verifier's pipe). Because the command is not PID 1, signals behave
+// as on any system. The launcher is not dumpable, so the command cannot
+// take that descriptor.
 static int launch(char **argv) {
-	close_from(3);
-	if (confine() < 0) {
-		perror("gosqlenv-verify-init: confine");
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	fcntl(3, F_SETFD, FD_CLOEXEC);
+	close_from(4);
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("gosqlenv-verify-init: fork");
 		return 126;
 	}
-	execv(argv[0], argv);
-	perror(argv[0]);
-	return 127;
+	if (pid == 0) {
+		close(3);
+		if (confine() < 0) {
+			perror("gosqlenv-verify-init: confine");
+			_exit(126);
+		}
+		execv(argv[0], argv);
+		perror(argv[0]);
+		_exit(127);
+	}
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+	}
+	// Kill what is left until nothing is: kill(-1) reaches every process
+	// of this uid but this one; orphans are reparented here and reaped.
+	for (;;) {
+		kill(-1, SIGKILL);
+		pid_t w = waitpid(-1, NULL, 0);
+		if (w < 0 && errno == ECHILD) {
+			break;
+		}
+	}
+	int32_t raw = st;
+	if (write(3, &raw, sizeof raw) != sizeof raw) {
+		// the verifier falls back to the exit status below
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 int main(int argc, char **argv) {

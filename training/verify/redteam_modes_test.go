@@ -1,0 +1,481 @@
+package verify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The red-team suite across the verifier's modes (issue 27). A process runs
+// the modes its privileges allow: as root, the bubblewrap jail, the
+// per-command fallback (no bubblewrap) and the fallback without namespaces
+// (a container without CAP_SYS_ADMIN); as an unprivileged user, the jail in
+// a user namespace, and the fallback, which must refuse. CI runs the package
+// as root and as an unprivileged user, so that every mode is tried.
+
+// sandboxMode is one way Verify can isolate candidates.
+type sandboxMode struct {
+	name  string
+	jail  bool   // bubblewrap jail (else the per-command fallback)
+	setup func() // makes Verify use the mode; restore undoes it
+	// restore puts the package's switches back.
+	restore func()
+}
+
+// sandboxModes are the modes this process can run.
+func sandboxModes(t *testing.T) []sandboxMode {
+	t.Helper()
+	needGPP(t)
+	var modes []sandboxMode
+	who := "non-root"
+	if os.Geteuid() == 0 {
+		who = "root"
+	}
+	if findTool("bwrap") != "" {
+		modes = append(modes, sandboxMode{name: who + " jail", jail: true, setup: func() {}, restore: func() {}})
+	}
+	modes = append(modes, sandboxMode{name: who + " fallback", setup: func() { jailUnavailable = true }, restore: func() { jailUnavailable = false }})
+	if os.Geteuid() == 0 {
+		modes = append(modes, sandboxMode{name: "root fallback without namespaces",
+			setup:   func() { jailUnavailable = true; namespacesBroken.Store(true) },
+			restore: func() { jailUnavailable = false; namespacesBroken.Store(false) }})
+	}
+	return modes
+}
+
+// eachMode runs check in every mode of sandboxModes. Where the mode cannot
+// isolate, check is not run: Verify must refuse with errNoIsolation, and
+// does not run the program.
+func eachMode(t *testing.T, check func(t *testing.T, m sandboxMode)) {
+	for _, m := range sandboxModes(t) {
+		t.Run(m.name, func(t *testing.T) {
+			m.setup()
+			defer m.restore()
+			r := NewGCCExecutionVerifier([]TestCase{{Expected: "ok"}}).Verify(context.Background(), `#include <cstdio>
+int main(){ puts("ok"); }`)
+			if strings.Contains(r.Error, errNoIsolation.Error()) {
+				if m.jail && jailBroken.Load() == nil {
+					t.Fatalf("jail refused though bubblewrap works: %s", r.Error)
+				}
+				if r.Reward != 0 || r.Success || !strings.Contains(r.Error, "WithoutSandbox") {
+					t.Fatalf("refusal: reward %v success %v error %q", r.Reward, r.Success, r.Error)
+				}
+				t.Skipf("refused, as it must be: %s", r.Error)
+			}
+			if r.Reward != 1 {
+				t.Fatalf("a correct program: reward %v (%s %s)", r.Reward, r.Error, r.Details)
+			}
+			notices := fmt.Sprint(r.Metadata["sandbox_notices"])
+			if m.jail != !strings.Contains(notices, fallbackNotice) {
+				t.Fatalf("mode %s: notices %s", m.name, notices)
+			}
+			check(t, m)
+		})
+	}
+}
+
+// Without root and without a jail, Verify refuses: nothing would isolate
+// the program from the caller. The error says what is missing and how to
+// opt in; WithoutSandbox still runs, and says so.
+func TestNonRootFallbackIsRefused(t *testing.T) {
+	needGPP(t)
+	if os.Geteuid() == 0 {
+		t.Skip("as root the fallback isolates by uid; run the package as an unprivileged user (CI does)")
+	}
+	jailUnavailable = true
+	defer func() { jailUnavailable = false }()
+	r := NewGCCExecutionVerifier([]TestCase{{Expected: "ok"}}).Verify(context.Background(), `#include <cstdio>
+int main(){ puts("ok"); }`)
+	if r.Reward != 0 || !strings.Contains(r.Error, "cannot isolate") || !strings.Contains(r.Error, "bubblewrap") || !strings.Contains(r.Error, "WithoutSandbox") {
+		t.Fatalf("reward %v, error %q", r.Reward, r.Error)
+	}
+	r = NewGCCExecutionVerifier([]TestCase{{Expected: "ok"}}, WithoutSandbox()).Verify(context.Background(), `#include <cstdio>
+int main(){ puts("ok"); }`)
+	if r.Reward != 1 || r.Metadata["sandbox"] != false {
+		t.Fatalf("WithoutSandbox: reward %v, metadata %v", r.Reward, r.Metadata)
+	}
+	var sb Sandbox
+	if res := sb.Run(context.Background(), t.TempDir(), time.Second, nil, "/bin/true"); !errors.Is(res.Err, errNoIsolation) {
+		t.Fatalf("Sandbox.Run without root: %v", res.Err)
+	}
+}
+
+// A crashing program tries to forge its own result or reach the verifier's
+// processes: init's control socket through pidfd_getfd, ptrace of init, its
+// /proc files. None of it works, the program keeps no capability, and the
+// crash fails the test.
+func TestRedTeamCannotForgeItsResult(t *testing.T) {
+	code := `#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main() {
+  int got = 0;
+  for (int pid = 1; pid <= 3; pid++) {
+    if (pid == getpid()) continue;
+    int pfd = syscall(SYS_pidfd_open, pid, 0);
+    for (int fd = 0; pfd >= 0 && fd < 8; fd++) {
+      int stolen = syscall(SYS_pidfd_getfd, pfd, fd, 0);
+      if (stolen >= 0) { got++; fprintf(stderr, "took fd %d of pid %d\n", fd, pid); int zero[4] = {0, 0, 0, 0}; write(stolen, zero, sizeof zero); }
+    }
+    if (ptrace(PTRACE_ATTACH, pid, 0, 0) == 0) { got++; fprintf(stderr, "traced pid %d\n", pid); }
+    const char* files[] = {"environ", "maps", "mem", "fd/3"};
+    for (const char* f : files) {
+      char p[64]; snprintf(p, sizeof p, "/proc/%d/%s", pid, f);
+      int fd = open(p, O_RDONLY); char b[16];
+      if (fd >= 0 && read(fd, b, sizeof b) > 0) { got++; fprintf(stderr, "read %s\n", p); }
+    }
+  }
+  FILE* st = fopen("/proc/self/status", "r"); char line[256];
+  while (st && fgets(line, sizeof line, st))
+    if (!strncmp(line, "CapEff:", 7) || !strncmp(line, "CapPrm:", 7) || !strncmp(line, "CapAmb:", 7) || !strncmp(line, "CapBnd:", 7)) fputs(line, stderr);
+  printf("ok %d\n", got); fflush(stdout);
+  raise(SIGSEGV);
+}`
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		r := NewGCCExecutionVerifier([]TestCase{{Expected: "ok 0"}, {Expected: "ok 0"}}).Verify(context.Background(), code)
+		for i, tr := range testsOf(t, r) {
+			t.Logf("test %d: %q signal %q stderr %q", i, tr.Actual, tr.Signal, tr.Stderr)
+			if tr.Passed || tr.Signal != "segmentation fault" {
+				t.Errorf("test %d: passed %v signal %q: a crashing program's result", i, tr.Passed, tr.Signal)
+			}
+			if strings.TrimSpace(tr.Actual) != "ok 0" {
+				t.Errorf("test %d: the program reached the verifier's processes: %q %q", i, tr.Actual, tr.Stderr)
+			}
+			for _, l := range strings.Split(tr.Stderr, "\n") {
+				k, v, _ := strings.Cut(l, ":")
+				v = strings.TrimSpace(v)
+				if k == "CapEff" || k == "CapPrm" || k == "CapAmb" || (k == "CapBnd" && m.jail) {
+					if strings.Trim(v, "0") != "" {
+						t.Errorf("test %d: %s %s: the program holds capabilities", i, k, v)
+					}
+				}
+			}
+		}
+		if r.Reward != 0.5 {
+			t.Errorf("reward %v, want 0.5 (compiled, no test passed)", r.Reward)
+		}
+	})
+}
+
+// A program writes wherever it can — the root, /etc, /dev, /dev/shm, /tmp,
+// /var/tmp, /run/lock, its directory — then the next test of the same
+// verification looks: it finds nothing (in a jail, only /tmp and /dev/shm
+// were writable at all), and nothing is left on the host afterwards.
+func TestRedTeamNothingWrittenStays(t *testing.T) {
+	marker := fmt.Sprintf("gosqlenv-leftover-%d", os.Getpid())
+	places := []string{"/", "/etc/", "/dev/", "/dev/shm/", "/tmp/", "/var/tmp/", "/run/lock/", "/var/lock/", "./"}
+	quoted := ""
+	for _, p := range places {
+		quoted += strconv.Quote(p) + ", "
+	}
+	code := fmt.Sprintf(`#include <cstdio>
+#include <string>
+#include <vector>
+#include <unistd.h>
+int main() {
+  const char* places[] = {%s};
+  std::string m = %q; int found = 0, wrote = 0;
+  for (const char* p : places) if (access((std::string(p) + m).c_str(), F_OK) == 0) { found++; fprintf(stderr, "found %%s%%s\n", p, m.c_str()); }
+  std::vector<char> block(1 << 20, 'x');
+  for (const char* p : places) {
+    FILE* f = fopen((std::string(p) + m).c_str(), "w"); if (!f) continue;
+    wrote++; for (int i = 0; i < 4; i++) fwrite(block.data(), 1, block.size(), f); fclose(f);
+  }
+  fprintf(stderr, "wrote in %%d places\n", wrote);
+  printf("found %%d\n", found);
+}`, quoted, marker)
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		r := NewGCCExecutionVerifier([]TestCase{{Expected: "found 0"}, {Expected: "found 0"}, {Expected: "found 0"}}).Verify(context.Background(), code)
+		for i, tr := range testsOf(t, r) {
+			if !tr.Passed {
+				t.Errorf("test %d: %q %q: a later test saw an earlier one's files", i, tr.Actual, tr.Stderr)
+			}
+			// In a jail /tmp, /var/tmp (a link to it) and /dev/shm (the same
+			// tmpfs) are writable, and the working directory is /tmp.
+			if m.jail && !strings.Contains(tr.Stderr, "wrote in 4 places") {
+				t.Errorf("test %d: %q: want writes in /tmp, /var/tmp, /dev/shm and . only", i, tr.Stderr)
+			}
+		}
+		for _, p := range places {
+			if p == "./" {
+				continue
+			}
+			if _, err := os.Lstat(p + marker); err == nil {
+				os.Remove(p + marker)
+				t.Errorf("left on the host: %s", p+marker)
+			}
+		}
+	})
+}
+
+// A thief reads the other candidates' command lines in /proc, finds their
+// binaries and runs them on its own input. Verified beside correct
+// candidates, it passes no test in any mode.
+func TestRedTeamNoBinaryOfAnotherCandidate(t *testing.T) {
+	thief := `#include <cstdio>
+#include <cstring>
+#include <dirent.h>
+#include <string>
+#include <unistd.h>
+int main() {
+  char self[4096] = {0}; readlink("/proc/self/exe", self, sizeof self - 1);
+  for (int round = 0; round < 50; round++) {
+    DIR* proc = opendir("/proc");
+    while (dirent* e = proc ? readdir(proc) : nullptr) {
+      std::string p = std::string("/proc/") + e->d_name + "/cmdline"; FILE* f = fopen(p.c_str(), "r"); if (!f) continue;
+      char buf[4096] = {0}; size_t n = fread(buf, 1, sizeof buf - 1, f); fclose(f);
+      for (size_t i = 0; i < n; i += strlen(buf + i) + 1) {
+        const char* arg = buf + i;
+        if (strstr(arg, "prog") && strcmp(arg, self) && access(arg, X_OK) == 0) { fprintf(stderr, "running %s\n", arg); execl(arg, arg, (char*)0); }
+      }
+    }
+    if (proc) closedir(proc);
+    usleep(2000);
+  }
+  printf("nothing found\n");
+}`
+	square := `#include <iostream>
+#include <unistd.h>
+int main(){ long long x; std::cin >> x; usleep(30000); std::cout << x*x << "\n"; }`
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		v := NewGCCExecutionVerifier(sqTests(8), WithMaxWorkers(2))
+		var codes []string
+		for i := range 3 {
+			codes = append(codes, square+"\n// variant "+strconv.Itoa(i), thief+"\n// variant "+strconv.Itoa(i))
+		}
+		for i, r := range VerifyBatch(context.Background(), v, codes, 6) {
+			switch {
+			case i%2 == 0 && r.Reward != 1:
+				t.Errorf("correct candidate %d: reward %v (%s)", i, r.Reward, r.Error)
+			case i%2 == 1 && r.Reward != 0.5:
+				t.Errorf("thief %d: reward %v, want 0.5: %s %q", i, r.Reward, r.Details, testsOf(t, r)[0].Stderr)
+			}
+		}
+	})
+}
+
+// Processes a program leaves behind — a child in a session of its own that
+// double-forks and sleeps — do not outlive the verification, and so do not
+// hold the process limit of the next one.
+func TestRedTeamNoProcessOutlivesItsVerification(t *testing.T) {
+	name := fmt.Sprintf("gsrt%d", os.Getpid()%100000) // a process name (at most 15 bytes)
+	code := fmt.Sprintf(`#include <cstdio>
+#include <sys/prctl.h>
+#include <unistd.h>
+int main() {
+  for (int i = 0; i < 6; i++) if (fork() == 0) { setsid(); if (fork() == 0) { prctl(PR_SET_NAME, %q); sleep(120); } _exit(0); }
+  usleep(100000); printf("left\n");
+}`, name)
+	forker := `#include <cstdio>
+#include <sys/wait.h>
+#include <unistd.h>
+int main() { int ok = 0; for (int i = 0; i < 16; i++) { pid_t p = fork(); if (p == 0) { usleep(50000); _exit(0); } if (p > 0) ok++; }
+  while (wait(nullptr) > 0) {} printf("%d\n", ok); }`
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		r := NewGCCExecutionVerifier([]TestCase{{Expected: "left"}, {Expected: "left"}}).Verify(context.Background(), code)
+		if r.Reward != 1 {
+			t.Fatalf("reward %v (%s)", r.Reward, r.Error)
+		}
+		if left := processesNamed(name); len(left) > 0 {
+			for _, pid := range left {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Errorf("%d processes outlived the verification", len(left))
+		}
+		lim := RunLimits
+		lim.Processes = 20
+		r = NewGCCExecutionVerifier([]TestCase{{Expected: "16"}, {Expected: "16"}}, WithRunLimits(lim)).Verify(context.Background(), forker)
+		if r.Reward != 1 {
+			t.Errorf("a later verification could not fork: %s %q", r.Details, testsOf(t, r)[0].Actual)
+		}
+	})
+}
+
+// processesNamed lists the host's live processes (not zombies) whose name
+// (comm) is name.
+func processesNamed(name string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		comm, err := os.ReadFile("/proc/" + e.Name() + "/comm")
+		if err != nil || strings.TrimSpace(string(comm)) != name {
+			continue
+		}
+		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
+			if i := strings.LastIndexByte(string(st), ')'); i > 0 && strings.HasPrefix(string(st[i+1:]), " Z") {
+				continue
+			}
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// The kernel keyrings are no channel between verifications: a program
+// cannot store a key (the user keyring outlives it) nor find one.
+func TestRedTeamNoKeyringChannel(t *testing.T) {
+	desc := fmt.Sprintf("gosqlenv-redteam-%d", os.Getpid())
+	store := fmt.Sprintf(`#include <cstdio>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main() {
+  long id = syscall(SYS_add_key, "user", %q, "secret", 6, -4 /* KEY_SPEC_USER_KEYRING */);
+  long id2 = syscall(SYS_add_key, "user", %q, "secret", 6, -3 /* KEY_SPEC_SESSION_KEYRING */);
+  printf("%%s\n", id < 0 && id2 < 0 ? "denied" : "stored");
+}`, desc, desc)
+	find := fmt.Sprintf(`#include <cstdio>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main() { long id = syscall(SYS_request_key, "user", %q, 0, 0); printf("%%s\n", id < 0 ? "absent" : "found"); }`, desc)
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		v := NewGCCExecutionVerifier([]TestCase{{Expected: "denied"}})
+		if r := v.Verify(context.Background(), store); r.Reward != 1 {
+			t.Errorf("add_key: %s %q", r.Details, testsOf(t, r)[0].Actual)
+		}
+		v = NewGCCExecutionVerifier([]TestCase{{Expected: "absent"}})
+		if r := v.Verify(context.Background(), find); r.Reward != 1 {
+			t.Errorf("request_key: %s %q", r.Details, testsOf(t, r)[0].Actual)
+		}
+	})
+}
+
+// A directory tree deeper than PATH_MAX, with a directory nobody may enter
+// on top, is gone before the next test, and from the host.
+func TestRedTeamDeepTreeIsRemoved(t *testing.T) {
+	marker := fmt.Sprintf("gosqlenv-deep-%d", os.Getpid())
+	code := fmt.Sprintf(`#include <cstdio>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+int main() {
+  std::string top = std::string("/tmp/") + %q;
+  bool was = access(top.c_str(), F_OK) == 0;
+  if (mkdir(top.c_str(), 0700) == 0 && chdir(top.c_str()) == 0) {
+    std::string name(200, 'd'); int depth = 0;
+    while (depth < 400 && mkdir(name.c_str(), 0700) == 0 && chdir(name.c_str()) == 0) depth++;
+    FILE* f = fopen("x", "w"); if (f) fclose(f);
+    fprintf(stderr, "depth %%d, %%d bytes of path\n", depth, depth * 201);
+    chmod(top.c_str(), 0);
+  }
+  printf("%%s\n", was ? "dirty" : "clean");
+}`, marker)
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		r := NewGCCExecutionVerifier([]TestCase{{Expected: "clean"}, {Expected: "clean"}}).Verify(context.Background(), code)
+		for i, tr := range testsOf(t, r) {
+			if !tr.Passed || !strings.Contains(tr.Stderr, "depth 400") {
+				t.Errorf("test %d: %q %q", i, tr.Actual, tr.Stderr)
+			}
+		}
+		if _, err := os.Lstat(filepath.Join("/tmp", marker)); err == nil {
+			os.RemoveAll(filepath.Join("/tmp", marker))
+			t.Errorf("the tree is left on the host")
+		}
+	})
+}
+
+// No new namespaces: unshare and clone with namespace flags fail, so
+// bubblewrap cannot run inside either.
+func TestRedTeamNoNewNamespaces(t *testing.T) {
+	code := `#include <cstdio>
+#include <sched.h>
+#include <unistd.h>
+int main() {
+  int user = unshare(CLONE_NEWUSER), mnt = unshare(CLONE_NEWUSER | CLONE_NEWNS), net = unshare(CLONE_NEWNET);
+  printf("%s\n", user < 0 && mnt < 0 && net < 0 ? "denied" : "allowed");
+}`
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		r := NewGCCExecutionVerifier([]TestCase{{Expected: "denied"}}).Verify(context.Background(), code)
+		if r.Reward != 1 {
+			t.Errorf("%s %q", r.Details, testsOf(t, r)[0].Actual)
+		}
+	})
+}
+
+// A program holds only its standard streams: no descriptor of the verifier
+// or of the launcher is inherited.
+func TestRedTeamNoInheritedDescriptors(t *testing.T) {
+	code := `#include <cstdio>
+#include <cstdlib>
+#include <dirent.h>
+#include <unistd.h>
+int main() {
+  DIR* d = opendir("/proc/self/fd"); int extra = 0;
+  while (dirent* e = d ? readdir(d) : nullptr) {
+    int fd = atoi(e->d_name); if (e->d_name[0] == '.' || fd <= 2 || fd == dirfd(d)) continue;
+    char t[256] = {0}; char p[64]; snprintf(p, sizeof p, "/proc/self/fd/%d", fd); readlink(p, t, sizeof t - 1);
+    fprintf(stderr, "fd %d -> %s\n", fd, t); extra++;
+  }
+  printf("%d\n", extra);
+}`
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		r := NewGCCExecutionVerifier([]TestCase{{Expected: "0"}}).Verify(context.Background(), code)
+		if r.Reward != 1 {
+			t.Errorf("inherited descriptors: %q %q", testsOf(t, r)[0].Actual, testsOf(t, r)[0].Stderr)
+		}
+	})
+}
+
+// A compiler installed outside /usr (as in /opt/gcc-14) compiles in every
+// mode; one under /tmp, which the jail replaces, is refused with an error
+// that names it.
+func TestCompilerOutsideUsr(t *testing.T) {
+	base := "/opt"
+	if os.Geteuid() != 0 {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			t.Skip("no home directory to install a compiler in")
+		}
+		base = home
+	}
+	prefix, err := os.MkdirTemp(base, "gosqlenv-cc-")
+	if err != nil {
+		t.Skipf("cannot install a compiler under %s: %v", base, err)
+	}
+	defer os.RemoveAll(prefix)
+	for _, d := range []string{prefix, filepath.Join(prefix, "bin")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(d, 0o755)
+	}
+	comp := filepath.Join(prefix, "bin", "g++")
+	if err := os.WriteFile(comp, []byte("#!/bin/sh\nexec /usr/bin/g++ \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		v := NewGCCExecutionVerifier(sqTests(2), WithCompiler(comp))
+		if r := v.Verify(context.Background(), `#include <iostream>
+int main(){ long long x; std::cin >> x; std::cout << x*x << "\n"; }`); r.Reward != 1 {
+			t.Errorf("compiler %s: reward %v (%s)", comp, r.Reward, r.Error)
+		}
+	})
+	if findTool("bwrap") == "" {
+		return
+	}
+	tmpPrefix := t.TempDir()
+	tmpComp := filepath.Join(tmpPrefix, "bin", "g++")
+	os.MkdirAll(filepath.Dir(tmpComp), 0o755)
+	if err := os.WriteFile(tmpComp, []byte("#!/bin/sh\nexec /usr/bin/g++ \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := NewGCCExecutionVerifier(sqTests(1), WithCompiler(tmpComp)).Verify(context.Background(), "int main(){}")
+	if jailBroken.Load() == nil && (r.Reward != 0 || !strings.Contains(r.Error, tmpComp) || !strings.Contains(r.Error, "under /tmp")) {
+		t.Errorf("compiler under /tmp: reward %v, error %q", r.Reward, r.Error)
+	}
+}

@@ -224,26 +224,30 @@ int main() {
 // binaries and runs them on its own input. Verified beside correct
 // candidates, it passes no test in any mode.
 func TestRedTeamNoBinaryOfAnotherCandidate(t *testing.T) {
-	thief := `#include <cstdio>
+	thief := `#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <dirent.h>
 #include <string>
 #include <unistd.h>
 int main() {
   char self[4096] = {0}; readlink("/proc/self/exe", self, sizeof self - 1);
-  for (int round = 0; round < 50; round++) {
+  int seen = 0; auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(150)) {
     DIR* proc = opendir("/proc");
     while (dirent* e = proc ? readdir(proc) : nullptr) {
       std::string p = std::string("/proc/") + e->d_name + "/cmdline"; FILE* f = fopen(p.c_str(), "r"); if (!f) continue;
       char buf[4096] = {0}; size_t n = fread(buf, 1, sizeof buf - 1, f); fclose(f);
       for (size_t i = 0; i < n; i += strlen(buf + i) + 1) {
         const char* arg = buf + i;
-        if (strstr(arg, "prog") && strcmp(arg, self) && access(arg, X_OK) == 0) { fprintf(stderr, "running %s\n", arg); execl(arg, arg, (char*)0); }
+        if (!strstr(arg, "prog") || !strcmp(arg, self)) continue;
+        seen++;
+        if (access(arg, X_OK) == 0) { fprintf(stderr, "running %s\n", arg); execl(arg, arg, (char*)0); }
       }
     }
     if (proc) closedir(proc);
-    usleep(2000);
   }
+  fprintf(stderr, "seen %d\n", seen);
   printf("nothing found\n");
 }`
 	square := `#include <iostream>
@@ -255,13 +259,28 @@ int main(){ long long x; std::cin >> x; usleep(30000); std::cout << x*x << "\n";
 		for i := range 3 {
 			codes = append(codes, square+"\n// variant "+strconv.Itoa(i), thief+"\n// variant "+strconv.Itoa(i))
 		}
+		seen := 0
 		for i, r := range VerifyBatch(context.Background(), v, codes, 6) {
 			switch {
 			case i%2 == 0 && r.Reward != 1:
 				t.Errorf("correct candidate %d: reward %v (%s)", i, r.Reward, r.Error)
 			case i%2 == 1 && r.Reward != 0.5:
 				t.Errorf("thief %d: reward %v, want 0.5: %s %q", i, r.Reward, r.Details, testsOf(t, r)[0].Stderr)
+			case i%2 == 1:
+				for _, tr := range testsOf(t, r) {
+					var n int
+					if _, err := fmt.Sscanf(tr.Stderr[strings.LastIndex(tr.Stderr, "seen"):], "seen %d", &n); err == nil {
+						seen += n
+					}
+				}
 			}
+		}
+		// In a jail the thief sees no other candidate's process; in the
+		// fallback it sees their command lines (the attack had targets),
+		// and the binaries they name are out of its reach.
+		t.Logf("the thieves saw %d command lines naming a binary", seen)
+		if m.jail && seen > 0 {
+			t.Errorf("jailed thieves saw %d other candidates' command lines", seen)
 		}
 	})
 }

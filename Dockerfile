@@ -48,10 +48,11 @@ SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 ARG DEBIAN_FRONTEND=noninteractive
 
 # gcc + libc6-dev for cgo; g++ for training/verify (it compiles model-written C++)
-# and bubblewrap, which confines what it compiles and runs (inside Docker it
-# needs the privilege to mount: --privileged or --cap-add SYS_ADMIN with an
-# unconfined seccomp/AppArmor profile; without it the verifier falls back to
-# its per-command sandbox and says so in every result);
+# and bubblewrap, which confines what it compiles and runs (as the image's
+# non-root user it needs user namespaces: docker run --security-opt
+# seccomp=unconfined --security-opt apparmor=unconfined --security-opt
+# systempaths=unconfined; without them the verifier refuses, with an error
+# that says so, and runs nothing; see README "Docker (GPU)");
 # git for Go's VCS stamping when a checkout is mounted; tini reaps the processes GoNB
 # starts for each cell.
 RUN apt-get update \

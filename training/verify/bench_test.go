@@ -2,6 +2,7 @@ package verify
 
 import (
 	"context"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -90,6 +91,19 @@ func BenchmarkTestsUnsandboxedWorkers2(b *testing.B)   { benchTests(b, 2, false)
 // program and worker).
 func BenchmarkTests40SandboxedSequential(b *testing.B)   { benchNTests(b, 1, true, 40) }
 func BenchmarkTests40UnsandboxedSequential(b *testing.B) { benchNTests(b, 1, false, 40) }
+
+// The per-command fallback (root, no bubblewrap), with 10 and 40 tests.
+func BenchmarkTestsFallbackSequential(b *testing.B)   { benchFallback(b, 10) }
+func BenchmarkTests40FallbackSequential(b *testing.B) { benchFallback(b, 40) }
+
+func benchFallback(b *testing.B, nTests int) {
+	if os.Geteuid() != 0 {
+		b.Skip("the fallback runs only as root")
+	}
+	jailUnavailable = true
+	defer func() { jailUnavailable = false }()
+	benchNTests(b, 1, true, nTests)
+}
 
 // mixedBatch is 200 distinct programs of the kinds a policy writes: correct
 // (100), wrong (40), partly right (20), not compiling (20), crashing after

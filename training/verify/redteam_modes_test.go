@@ -498,3 +498,27 @@ int main(){ long long x; std::cin >> x; std::cout << x*x << "\n"; }`); r.Reward 
 		t.Errorf("compiler under /tmp: reward %v, error %q", r.Reward, r.Error)
 	}
 }
+
+// System V and POSIX message-queue IPC objects outlive their process: a
+// program cannot make one (memory left behind, a channel to the next
+// command or verification).
+func TestRedTeamNoLastingIPC(t *testing.T) {
+	code := `#include <cstdio>
+#include <fcntl.h>
+#include <mqueue.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
+int main() {
+  int shm = shmget(IPC_PRIVATE, 1 << 20, IPC_CREAT | 0600), msg = msgget(IPC_PRIVATE, IPC_CREAT | 0600), sem = semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+  mqd_t mq = mq_open("/gosqlenv-redteam", O_CREAT | O_RDWR, 0600, nullptr);
+  printf("%s\n", shm < 0 && msg < 0 && sem < 0 && mq == (mqd_t)-1 ? "denied" : "made");
+}`
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		r := NewGCCExecutionVerifier([]TestCase{{Expected: "denied"}}, WithFlags("-std=c++17", "-lrt")).Verify(context.Background(), code)
+		if r.Reward != 1 {
+			t.Errorf("%s %s %q", r.Error, r.Details, testsOf(t, r)[0].Actual)
+		}
+	})
+}

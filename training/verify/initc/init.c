@@ -93,7 +93,9 @@ static int fresh_tmp(void) {
 
 // The system calls a command may not make: tracing or reading other
 // processes (ptrace, process_vm_*, pidfd_getfd, kcmp), the kernel keyrings (a
-// channel between verifications: the user keyring outlives them), new
+// channel between verifications: the user keyring outlives them), System V
+// and POSIX message-queue IPC (objects outlive the process that made them:
+// memory left behind, and a channel to the next command), new
 // namespaces and mounts (kernel attack surface, and a way around the jail),
 // and kernel interfaces no test program needs (bpf, perf events,
 // userfaultfd, io_uring, modules, kexec, handles, ...). Each fails with
@@ -125,6 +127,60 @@ static const int denied_syscalls[] = {
 #endif
 #ifdef __NR_request_key
     __NR_request_key,
+#endif
+#ifdef __NR_shmget
+    __NR_shmget,
+#endif
+#ifdef __NR_shmat
+    __NR_shmat,
+#endif
+#ifdef __NR_shmctl
+    __NR_shmctl,
+#endif
+#ifdef __NR_shmdt
+    __NR_shmdt,
+#endif
+#ifdef __NR_msgget
+    __NR_msgget,
+#endif
+#ifdef __NR_msgsnd
+    __NR_msgsnd,
+#endif
+#ifdef __NR_msgrcv
+    __NR_msgrcv,
+#endif
+#ifdef __NR_msgctl
+    __NR_msgctl,
+#endif
+#ifdef __NR_semget
+    __NR_semget,
+#endif
+#ifdef __NR_semop
+    __NR_semop,
+#endif
+#ifdef __NR_semctl
+    __NR_semctl,
+#endif
+#ifdef __NR_semtimedop
+    __NR_semtimedop,
+#endif
+#ifdef __NR_mq_open
+    __NR_mq_open,
+#endif
+#ifdef __NR_mq_unlink
+    __NR_mq_unlink,
+#endif
+#ifdef __NR_mq_timedsend
+    __NR_mq_timedsend,
+#endif
+#ifdef __NR_mq_timedreceive
+    __NR_mq_timedreceive,
+#endif
+#ifdef __NR_mq_notify
+    __NR_mq_notify,
+#endif
+#ifdef __NR_mq_getsetattr
+    __NR_mq_getsetattr,
 #endif
 #ifdef __NR_unshare
     __NR_unshare,

@@ -370,6 +370,10 @@ type jailCommand struct {
 	timeout   time.Duration
 	limits    Limits
 	uid       int // -1: the init's own (user namespace)
+	// exe, if set, is the program, opened read-only: the command execs it
+	// by descriptor (argv[0] is then only its name), so the jail need not
+	// see its file.
+	exe *os.File
 }
 
 // pipes makes n pipes (read end, write end), or none.
@@ -450,7 +454,7 @@ func (j *jail) run(ctx context.Context, c jailCommand) RunResult {
 		return res
 	}
 	start := time.Now()
-	err = j.send(msg, cio.inR, cio.outW, cio.errW)
+	err = j.send(msg, cio.inR, cio.outW, cio.errW, c.exe)
 	cio.closeFarEnds()
 	if err != nil {
 		j.kill()
@@ -527,15 +531,19 @@ func (cio *commandIO) wait(res *RunResult) {
 }
 
 // send sends init a command message with the command's stdin, stdout and
-// stderr descriptors.
-func (j *jail) send(msg []byte, stdin, stdout, stderr *os.File) error {
+// stderr descriptors, and the program's if exe is not nil.
+func (j *jail) send(msg []byte, stdin, stdout, stderr, exe *os.File) error {
 	sc, err := j.ctl.SyscallConn()
 	if err != nil {
 		return err
 	}
+	fds := []int{int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd())}
+	if exe != nil {
+		fds = append(fds, int(exe.Fd()))
+	}
 	var serr error
 	err = sc.Write(func(fd uintptr) bool {
-		serr = syscall.Sendmsg(int(fd), msg, syscall.UnixRights(int(stdin.Fd()), int(stdout.Fd()), int(stderr.Fd())), nil, 0)
+		serr = syscall.Sendmsg(int(fd), msg, syscall.UnixRights(fds...), nil, 0)
 		return serr != syscall.EAGAIN
 	})
 	if err != nil {

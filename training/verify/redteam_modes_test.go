@@ -226,6 +226,7 @@ int main() {
 func TestRedTeamNoBinaryOfAnotherCandidate(t *testing.T) {
 	thief := `#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <string>
@@ -236,11 +237,13 @@ int main() {
   while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(150)) {
     DIR* proc = opendir("/proc");
     while (dirent* e = proc ? readdir(proc) : nullptr) {
+      int pid = atoi(e->d_name); if (pid <= 0 || pid == getpid()) continue;
       std::string p = std::string("/proc/") + e->d_name + "/cmdline"; FILE* f = fopen(p.c_str(), "r"); if (!f) continue;
       char buf[4096] = {0}; size_t n = fread(buf, 1, sizeof buf - 1, f); fclose(f);
       for (size_t i = 0; i < n; i += strlen(buf + i) + 1) {
         const char* arg = buf + i;
-        if (!strstr(arg, "prog") || !strcmp(arg, self)) continue;
+        char real[4096] = {0};
+        if (!strstr(arg, "prog") || !strcmp(arg, self) || (realpath(arg, real) && !strcmp(real, self))) continue;
         seen++;
         if (access(arg, X_OK) == 0) { fprintf(stderr, "running %s\n", arg); execl(arg, arg, (char*)0); }
       }
@@ -269,8 +272,10 @@ int main(){ long long x; std::cin >> x; usleep(30000); std::cout << x*x << "\n";
 			case i%2 == 1:
 				for _, tr := range testsOf(t, r) {
 					var n int
-					if _, err := fmt.Sscanf(tr.Stderr[strings.LastIndex(tr.Stderr, "seen"):], "seen %d", &n); err == nil {
-						seen += n
+					if i := strings.LastIndex(tr.Stderr, "seen"); i >= 0 {
+						if _, err := fmt.Sscanf(tr.Stderr[i:], "seen %d", &n); err == nil {
+							seen += n
+						}
 					}
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -332,7 +333,8 @@ int main() { bool p = reach(%q, false), a = reach(%q, true); printf("%%s %%s\n",
 // no host processes in /proc; and a compile error cannot quote a host file.
 func TestRedTeamHostInvisible(t *testing.T) {
 	needJail(t)
-	wd, _ := os.Getwd()
+	_, src, _, _ := runtime.Caller(0)
+	wd := filepath.Dir(src) // the project tree (the working directory may be under /tmp, which a jail has)
 	code := fmt.Sprintf(`#include <cstdio>
 #include <dirent.h>
 #include <cstring>

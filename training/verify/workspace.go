@@ -330,25 +330,40 @@ func (ws *workspace) testRunner(ctx context.Context, lim Limits) (testRunner, er
 	}
 	jr := &jailRunner{ws: ws, lim: lim}
 	if err := jr.open(ctx); err != nil {
+		jr.close()
 		return nil, err
 	}
-	if jr.j == nil { // bubblewrap failed: fallback
+	if jr.pj == nil { // bubblewrap failed: fallback
+		jr.close()
 		return &processRunner{ws: ws}, nil
 	}
 	return jr, nil
 }
 
-// jailRunner runs tests in a jail of its own, reopened if a test ended it.
+// jailRunner runs tests in a jail of its own (taken from testJails or
+// opened), reopened if a test ended it; the program goes to the jail by
+// descriptor.
 type jailRunner struct {
-	ws      *workspace
-	lim     Limits // the jail's memory and /tmp
-	j       *jail
-	uid     int
-	release func()
-	notes   []string
+	ws    *workspace
+	lim   Limits   // the jail's memory and /tmp
+	exe   *os.File // the program, read-only
+	pj    *pooledJail
+	notes []string
 }
 
 func (jr *jailRunner) open(ctx context.Context) error {
+	if jr.exe == nil {
+		exe, err := os.OpenFile(filepath.Join(jr.ws.dir, "prog"), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+		if err != nil {
+			return err
+		}
+		jr.exe = exe
+	}
+	if pj := testJails.get(jr.lim.TotalMemory, jr.lim.TmpSize); pj != nil {
+		jr.pj = pj
+		jr.notes = append(jr.notes, pj.j.notices...)
+		return nil
+	}
 	uid, release, notice, err := poolUID(ctx)
 	if err != nil {
 		return err
@@ -356,39 +371,44 @@ func (jr *jailRunner) open(ctx context.Context) error {
 	if notice != "" {
 		jr.notes = append(jr.notes, notice)
 	}
-	j, err := jr.ws.openJailOrFallback(jailSpec{
-		uid: uid, memory: jr.lim.TotalMemory, tmpSize: jr.lim.TmpSize,
-		binds: []bind{{host: filepath.Join(jr.ws.dir, "prog"), jail: "/sandbox/prog"}},
-	})
+	j, err := jr.ws.openJailOrFallback(jailSpec{uid: uid, memory: jr.lim.TotalMemory, tmpSize: jr.lim.TmpSize})
 	if err != nil || j == nil {
 		release()
 		return err
 	}
-	jr.j, jr.uid, jr.release = j, uid, release
+	jr.pj = &pooledJail{j: j, uid: uid, release: release, memory: jr.lim.TotalMemory, tmpSize: jr.lim.TmpSize}
 	jr.notes = append(jr.notes, j.notices...)
 	return nil
 }
 
 func (jr *jailRunner) run(ctx context.Context, stdin []byte, timeout time.Duration, lim Limits) RunResult {
-	if jr.j == nil || jr.j.exited() {
-		jr.close()
-		if err := jr.open(ctx); err != nil || jr.j == nil {
+	if jr.pj == nil || jr.pj.j.exited() {
+		jr.closeJail()
+		if err := jr.open(ctx); err != nil || jr.pj == nil {
 			return RunResult{Err: fmt.Errorf("sandbox: reopen: %v", err)}
 		}
 	}
-	return jr.j.run(ctx, jailCommand{
-		argv: []string{"/sandbox/prog"}, env: sandboxEnv("/tmp"), dir: "/tmp",
-		stdin: stdin, timeout: timeout, limits: lim, uid: jr.uid,
+	return jr.pj.j.run(ctx, jailCommand{
+		argv: []string{"prog"}, env: sandboxEnv("/tmp"), dir: "/tmp",
+		stdin: stdin, timeout: timeout, limits: lim, uid: jr.pj.uid, exe: jr.exe,
 	})
 }
 
 func (jr *jailRunner) notices() []string { return jr.notes }
 
+// closeJail hands the jail back to testJails (which closes it if it has ended).
+func (jr *jailRunner) closeJail() {
+	if jr.pj != nil {
+		testJails.put(jr.pj)
+		jr.pj = nil
+	}
+}
+
 func (jr *jailRunner) close() {
-	if jr.j != nil {
-		jr.j.close()
-		jr.release()
-		jr.j = nil
+	jr.closeJail()
+	if jr.exe != nil {
+		jr.exe.Close()
+		jr.exe = nil
 	}
 }
 

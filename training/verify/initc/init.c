@@ -4,7 +4,10 @@
 // /tmp) and runs this program as the PID namespace's init, still root.
 // The verifier (sandbox.go) then sends it one command at a time over the
 // SOCK_SEQPACKET socket on fd 3: a gs_request with the command's argv,
-// environment and limits, and its stdin, stdout and stderr as SCM_RIGHTS.
+// environment and limits, and its stdin, stdout and stderr as SCM_RIGHTS,
+// optionally followed by the program itself, opened read-only, which the
+// command then execs by descriptor (execveat): a jail need not see the
+// program's file, and one jail serves many programs.
 // For each command it forks; the child drops to the command's uid/gid (no
 // groups, no capabilities, no new privileges), applies the rlimits, installs
 // a seccomp filter (seccomp_filter below) and execs. When the command exits,
@@ -377,7 +380,7 @@ static void close_from(int lowfd) {
 
 // child sets the command's process up and execs it; on failure it writes
 // errno to errfd.
-static void child(const struct gs_request *rq, int fds[3], char *cwd, char **argv, char **envp, int errfd) {
+static void child(const struct gs_request *rq, int fds[4], char *cwd, char **argv, char **envp, int errfd) {
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
@@ -402,7 +405,15 @@ static void child(const struct gs_request *rq, int fds[3], char *cwd, char **arg
 		errfd = 3;
 	}
 	fcntl(errfd, F_SETFD, FD_CLOEXEC);
-	close_from(4);
+	int exe = -1;
+	if (fds[3] >= 0) { // the program, by descriptor: fd 4, closed by exec
+		if (dup2(fds[3], 4) < 0) {
+			goto fail;
+		}
+		exe = 4;
+		fcntl(exe, F_SETFD, FD_CLOEXEC);
+	}
+	close_from(exe >= 0 ? 5 : 4);
 	// No capability can come back: the bounding set emptied and uid 0 (a
 	// user namespace's, where commands keep init's uid) made ordinary, while
 	// init's CAP_SETPCAP is still held.
@@ -424,7 +435,11 @@ static void child(const struct gs_request *rq, int fds[3], char *cwd, char **arg
 	if (chdir(cwd) < 0 || confine() < 0) {
 		goto fail;
 	}
-	execve(argv[0], argv, envp);
+	if (exe >= 0) {
+		syscall(SYS_execveat, exe, "", argv, envp, AT_EMPTY_PATH);
+	} else {
+		execve(argv[0], argv, envp);
+	}
 fail:;
 	int e = errno;
 	if (write(errfd, &e, sizeof e) < 0) {
@@ -434,7 +449,7 @@ fail:;
 }
 
 // run runs one command and fills rs.
-static void run(const struct gs_request *rq, int fds[3], char *cwd, char **argv, char **envp, struct gs_response *rs) {
+static void run(const struct gs_request *rq, int fds[4], char *cwd, char **argv, char **envp, struct gs_response *rs) {
 	memset(rs, 0, sizeof *rs);
 	int errpipe[2];
 	if (pipe2(errpipe, O_CLOEXEC) < 0) {
@@ -590,8 +605,8 @@ int main(int argc, char **argv) {
 		return 1;
 	}
 	for (;;) {
-		int fds[3] = {-1, -1, -1};
-		char control[CMSG_SPACE(3 * sizeof(int))];
+		int fds[4] = {-1, -1, -1, -1}; // stdin, stdout, stderr, and the program (optional)
+		char control[CMSG_SPACE(4 * sizeof(int))];
 		struct iovec iov = {buf, GS_MAX_MSG};
 		struct msghdr msg = {0};
 		msg.msg_iov = &iov;
@@ -603,8 +618,14 @@ int main(int argc, char **argv) {
 			return 0; // the verifier closed the socket: the sandbox ends
 		}
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(3 * sizeof(int))) {
-				memcpy(fds, CMSG_DATA(c), sizeof fds);
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+				size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+				memcpy(fds, CMSG_DATA(c), (k < 4 ? k : 4) * sizeof(int));
+				for (size_t i = 4; i < k; i++) { // more than asked for: not used
+					int extra;
+					memcpy(&extra, CMSG_DATA(c) + i * sizeof(int), sizeof extra);
+					close(extra);
+				}
 			}
 		}
 		struct gs_response rs = {0};
@@ -635,7 +656,7 @@ int main(int argc, char **argv) {
 			}
 			free(strs);
 		}
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < 4; i++) {
 			if (fds[i] >= 0) {
 				close(fds[i]);
 			}

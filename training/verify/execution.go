@@ -134,17 +134,21 @@ func copyFile(src, dst string, mode os.FileMode) error {
 // output. The compiler runs in a jail of its own that sees the source
 // read-only and a fresh output directory; the binary is read back from it
 // without following links and copied to the root's side. Tests run in one
-// jail per worker that sees the binary read-only; see jail.go. Where
-// bubblewrap is missing or cannot work, each command runs in the
-// per-command Sandbox instead, and the result's sandbox_notices say what is
-// not isolated.
+// jail per worker, kept between verifications (jailpool.go), which gets the
+// binary by descriptor; see jail.go. Where bubblewrap is missing or cannot
+// work, as root each command runs in the per-command Sandbox instead, and
+// the result's sandbox_notices say what is not isolated; without root
+// Verify refuses (the error says how to get a jail). WithoutSandbox is the
+// explicit opt-in to run without isolation; its results say so
+// (Metadata["sandbox"] false, and a notice).
 func (v *ExecutionVerifier) Verify(ctx context.Context, code string) Result {
 	md := map[string]any{"stage": "setup"}
-	if v.NoSandbox {
-		md["sandbox"] = false
-	}
 	res := Result{Metadata: md}
 	var notices []string
+	if v.NoSandbox {
+		md["sandbox"] = false
+		notices = append(notices, "not isolated (WithoutSandbox): the program ran with the caller's uid, files and processes in reach")
+	}
 	defer func() {
 		if len(notices) > 0 {
 			md["sandbox_notices"] = dedup(notices)

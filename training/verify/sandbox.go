@@ -40,41 +40,42 @@ var CompileLimits = Limits{CPUTime: 30 * time.Second, Memory: 4 << 30, TotalMemo
 
 // Sandbox runs one command at a time, each set up on its own: the
 // per-command sandbox. ExecutionVerifier uses it only where bubblewrap jails
-// (jail.go: filesystem isolation, a memory cgroup, an init as PID 1) cannot
-// be had, and says so in the result's sandbox_notices. It runs commands
-// with:
+// (jail.go) cannot be had, and only as root; the result's sandbox_notices say
+// what it does not isolate. Without root it refuses (errNoIsolation): the
+// command would run as the caller. It runs commands with:
 //   - a clean environment (PATH=/usr/bin:/bin, HOME and TMPDIR set to the work
 //     dir, LANG=C); nothing is inherited from the caller, so secrets in the
 //     caller's environment are not visible;
 //   - rlimits applied by /usr/bin/prlimit (CPU, address space, file size, open
 //     files, processes); if prlimit is missing the run proceeds and a notice is
 //     recorded;
-//   - when the caller is root: a uid/gid of its own with no supplementary
-//     groups, taken for the duration of the command from a pool
-//     (SandboxUIDBase … SandboxUIDBase+SandboxUIDCount-1) in which no two
-//     running commands share one, not even across processes on the machine
-//     (lock files under /run/gosqlenv-verify-uids; where no such private
-//     directory can be had, within this process only, and a notice is
-//     recorded). RLIMIT_NPROC counts all processes of a real uid, so this is
-//     what makes each command's process limit its own: a fork bomb cannot
-//     keep concurrent commands from forking. The directory Own is given to
-//     the command's uid. And new PID, mount and network namespaces (no
-//     network, not even usable loopback; when the namespace's init exits the
-//     kernel kills every remaining descendant). If namespaces cannot be
-//     created the run falls back to no namespaces and records a notice;
+//   - init's launcher (initc/init.c, "--exec"): no descriptor above 2, no
+//     capabilities, no_new_privs and the jails' seccomp filter (no ptrace,
+//     pidfd_getfd, keyrings, System V IPC, namespaces, mounts...); it stays
+//     the command's parent and subreaper, kills every process of the uid when
+//     the command ends and reports the command's own wait status;
+//   - a uid/gid of its own with no supplementary groups, taken for the
+//     duration of the command from a pool (SandboxUIDBase …
+//     SandboxUIDBase+SandboxUIDCount-1) in which no two running commands
+//     share one, not even across processes on the machine (lock files under
+//     /run/gosqlenv-verify-uids; where no such private directory can be had,
+//     within this process only, and a notice is recorded). RLIMIT_NPROC
+//     counts all processes of a real uid, so this is what makes each
+//     command's process limit its own. The directory Own is given to the
+//     command's uid. And new PID, mount and network namespaces (no network,
+//     not even usable loopback) where they can be made; otherwise a notice;
 //   - its own process group, which is SIGKILLed on timeout and after exit;
-//     as root, before the uid goes back to the pool, no process of it is left:
-//     the PID namespace guarantees that, and without namespaces every process
-//     of the uid found in /proc is SIGKILLed;
+//     before the uid goes back to the pool, no process of it is left (the
+//     PID namespace, or every process of the uid found in /proc is killed),
+//     and whatever it owns in /tmp, /var/tmp, /dev/shm and /run/lock is
+//     deleted;
 //   - stdout/stderr capped at Limits.OutputCap.
 //
-// What it cannot guarantee: there is no filesystem isolation. The mount
-// namespace is not re-mounted, so the child sees the host filesystem with the
-// permissions of its pool uid (as root) or of the caller (non-root): it can
-// write to world-writable places such as /tmp, though not to root-owned
+// What it cannot guarantee: there is no filesystem isolation. The command
+// sees the host's files with the permissions of its pool uid: it reads
+// world-readable files and, while it runs, can write to world-writable
 // directories. Memory is limited per process (RLIMIT_AS), not for the whole
-// command, and the command is PID 1 of its namespace (signals it does not
-// handle are ignored). No seccomp filter is installed.
+// command.
 //
 // With NoIsolation set none of the above isolation is applied (see
 // WithoutSandbox); only the clean environment, the wall-clock timeout, the

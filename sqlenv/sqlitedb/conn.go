@@ -33,8 +33,8 @@ int sqlite3_finalize(sqlite3_stmt *stmt);
 void sqlite3_interrupt(sqlite3 *db);
 const char *sqlite3_errmsg(sqlite3 *db);
 const char *sqlite3_errstr(int code);
-gs_int64 sqlite3_hard_heap_limit64(gs_int64 n);
-gs_int64 sqlite3_soft_heap_limit64(gs_int64 n);
+
+#include "memory.h"
 
 // gs_guard is a connection's authorizer state: the SQL functions it allows
 // (lower case, sorted) and the first action it refused.
@@ -117,9 +117,11 @@ static int gs_set_authorizer(sqlite3 *db, gs_guard *g) {
 
 // gs_prepare prepares the first statement of sql and reports whether it is
 // read-only, how many columns it has (at most cap) and their names.
-static int gs_prepare(sqlite3 *db, const char *sql, int n, sqlite3_stmt **stmt, int *readonly, int *ncols, const char **names, int cap) {
+static int gs_prepare(int slot, sqlite3 *db, const char *sql, int n, sqlite3_stmt **stmt, int *readonly, int *ncols, const char **names, int cap) {
 	const char *tail;
+	gs_slot = slot;
 	int rc = sqlite3_prepare_v2(db, sql, n, stmt, &tail);
+	gs_slot = 0;
 	if (rc == 0 && *stmt) {
 		*readonly = sqlite3_stmt_readonly(*stmt);
 		*ncols = sqlite3_column_count(*stmt);
@@ -142,7 +144,16 @@ typedef struct {
 // gs_step steps stmt and, on a row, reads its n values into cells: one
 // call from Go per row. When there is no row (done or an error), it
 // finalizes stmt; the connection keeps the error message.
-static int gs_step(sqlite3_stmt *stmt, int n, gs_cell *cells) {
+static int gs_step_row(sqlite3_stmt *stmt, int n, gs_cell *cells);
+
+static int gs_step(int slot, sqlite3_stmt *stmt, int n, gs_cell *cells) {
+	gs_slot = slot;
+	int rc = gs_step_row(stmt, n, cells);
+	gs_slot = 0;
+	return rc;
+}
+
+static int gs_step_row(sqlite3_stmt *stmt, int n, gs_cell *cells) {
 	int rc = sqlite3_step(stmt);
 	if (rc != 100) { // SQLITE_ROW
 		sqlite3_finalize(stmt);
@@ -217,12 +228,20 @@ const (
 // sqliteError is an error SQLite reported: its primary result code and
 // message.
 type sqliteError struct {
-	code int
-	msg  string
+	code  int
+	msg   string
+	cause error // errProcessMemory, or nil
 }
 
 // Error returns SQLite's message.
 func (e *sqliteError) Error() string { return e.msg }
+
+// Unwrap returns the cause, if known.
+func (e *sqliteError) Unwrap() error { return e.cause }
+
+// errProcessMemory marks an out-of-memory failure caused by the
+// process-wide limit (other connections' memory), not the query's own.
+var errProcessMemory = errors.New("process-wide SQLite memory limit")
 
 // sqliteCode returns the SQLite result code of err, or -1.
 func sqliteCode(err error) int {
@@ -258,6 +277,7 @@ type conn struct {
 	ncap  int        // capacity of cells and names
 	idle  time.Time  // when it was last put back in the pool
 	limit Limits
+	slot  C.int // its memory account (memory.go); 0: none free, the process-wide limit only
 
 	mu      sync.Mutex
 	running bool
@@ -273,7 +293,7 @@ var errTimedOut = errors.New("timed out")
 func openConn(path string, limits Limits) (*conn, error) {
 	curi := C.CString(dsn(path))
 	defer C.free(unsafe.Pointer(curi))
-	c := &conn{ncap: limits.MaxColumns, limit: limits}
+	c := &conn{ncap: limits.MaxColumns, limit: limits, slot: C.int(takeSlot())}
 	if rc := C.sqlite3_open_v2(curi, &c.db, openReadOnly|openURI|openNoMutex, nil); rc != sqliteOK {
 		err := c.lastError(int(rc))
 		c.close()
@@ -284,12 +304,12 @@ func openConn(path string, limits Limits) (*conn, error) {
 	C.sqlite3_limit(c.db, limitLength, C.int(limits.MaxValueLength))
 	C.sqlite3_limit(c.db, limitSQLLength, C.int(limits.MaxSQLLength))
 	C.sqlite3_limit(c.db, limitColumn, C.int(limits.MaxColumns))
-	// Sorts and temporary tables stay in memory, under the heap limit.
+	// Sorts and temporary tables stay in memory, under the query's memory limit.
 	if err := c.exec("PRAGMA temp_store = MEMORY"); err != nil {
 		c.close()
 		return nil, fmt.Errorf("configure connection to %s: %w", path, err)
 	}
-	setHeapLimit(limits.HeapLimit)
+	setProcessHeapLimit(limits.HeapLimit)
 	fns := functionList()
 	c.guard = (*C.gs_guard)(C.calloc(1, C.size_t(unsafe.Sizeof(C.gs_guard{}))))
 	c.guard.functions = (**C.char)(unsafe.Pointer(&fns[0]))
@@ -346,25 +366,14 @@ func (c *conn) close() {
 		C.sqlite3_close_v2(c.db)
 		c.db = nil
 	}
+	if c.slot > 0 {
+		giveSlot(int(c.slot))
+		c.slot = 0
+	}
 	C.free(unsafe.Pointer(c.guard))
 	C.free(unsafe.Pointer(c.cells))
 	C.free(unsafe.Pointer(c.names))
 	c.guard, c.cells, c.names = nil, nil, nil
-}
-
-var heapLimitMu sync.Mutex
-
-// setHeapLimit lowers SQLite's process-wide hard heap limit to limit (never
-// raises it: the smallest limit of all databases wins) and sets the soft
-// limit to half of it.
-func setHeapLimit(limit int64) {
-	heapLimitMu.Lock()
-	defer heapLimitMu.Unlock()
-	if current := int64(C.sqlite3_hard_heap_limit64(-1)); current > 0 && current <= limit {
-		return
-	}
-	C.sqlite3_hard_heap_limit64(C.gs_int64(limit))
-	C.sqlite3_soft_heap_limit64(C.gs_int64(limit / 2))
 }
 
 // interrupt stops the running query, if one is running, and records why.
@@ -410,7 +419,8 @@ func (c *conn) query(sqlText string) (*Result, error) {
 	c.guard.refused = -1
 	var stmt *C.sqlite3_stmt
 	var readonly, ncols C.int
-	rc := C.gs_prepare(c.db, (*C.char)(unsafe.Pointer(unsafe.StringData(sqlText))), C.int(len(sqlText)),
+	C.gs_begin(c.slot, C.gs_int64(c.limit.HeapLimit))
+	rc := C.gs_prepare(c.slot, c.db, (*C.char)(unsafe.Pointer(unsafe.StringData(sqlText))), C.int(len(sqlText)),
 		&stmt, &readonly, &ncols, c.names, C.int(c.ncap))
 	if rc != sqliteOK {
 		return nil, c.failed(int(rc))
@@ -442,7 +452,7 @@ func (c *conn) query(sqlText string) (*Result, error) {
 			res.Truncated = true
 			return res, nil
 		}
-		rc := C.gs_step(stmt, ncols, c.cells)
+		rc := C.gs_step(c.slot, stmt, ncols, c.cells)
 		finalized = rc != sqliteRow
 		switch rc {
 		case sqliteRow:

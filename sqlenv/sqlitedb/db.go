@@ -53,13 +53,15 @@ type Limits struct {
 	MaxColumns int
 	// MaxSQLLength caps the length of the SQL text (default 100,000 bytes).
 	MaxSQLLength int
-	// HeapLimit is SQLite's hard heap limit (default 48 MiB), beyond which a
-	// query fails with "out of memory" instead of growing the process; half
-	// of it is the soft limit, where SQLite starts reusing its page caches.
-	// Temporary tables and sorts are kept in memory, under this limit,
-	// never spilled to disk. SQLite has one heap for the whole process, so
-	// this limit is process-wide: the smallest HeapLimit of the databases
-	// opened wins.
+	// HeapLimit is the memory one query may take in SQLite (default 48
+	// MiB), beyond what its connection held when it started (page cache,
+	// schema): past it the query fails with "out of memory" and a message
+	// that says so, instead of growing the process. It is accounted per
+	// connection (memory.go), so one session's heavy query cannot make
+	// another's fail; a process-wide limit of 8 × the smallest HeapLimit
+	// remains as a backstop, and a query it stops is told that the server's
+	// memory, not its own need, was the cause. Temporary tables and sorts are
+	// kept in memory, under this limit, never spilled to disk.
 	HeapLimit int64
 }
 
@@ -350,6 +352,9 @@ func (d *DB) Query(ctx context.Context, sqlText string) (*Result, error) {
 	case sqliteTooBig:
 		return nil, fmt.Errorf("%w: a value is larger than %d bytes; return smaller values (substr, length, LIMIT)", err, d.limits.MaxValueLength)
 	case sqliteNomem:
+		if errors.Is(err, errProcessMemory) {
+			return nil, fmt.Errorf("%w: the server's SQLite memory (%d MiB for all sessions) is in use by other queries; run the query again", err, d.limits.HeapLimit*processHeapFactor>>20)
+		}
 		return nil, fmt.Errorf("%w: the query needs more than %d MiB of memory; filter, aggregate or add a LIMIT", err, d.limits.HeapLimit>>20)
 	}
 	return nil, err
@@ -370,8 +375,16 @@ func (d *DB) run(ctx context.Context, sqlText string, timeout time.Duration) (*R
 	defer d.conns.put(c)
 	finish := c.start(ctx, timeout)
 	res, err := c.query(sqlText)
+	peak, refused := queryMemory(c.slot)
+	if peak > trimAfter {
+		releaseMemory()
+	}
 	if stopped := finish(); stopped != nil && err != nil && sqliteCode(err) == sqliteInterrupt {
 		return nil, stopped
+	}
+	if err != nil && sqliteCode(err) == sqliteNomem && !refused && c.slot > 0 {
+		// Not this query's allowance: the process-wide limit.
+		err = &sqliteError{code: sqliteNomem, msg: err.Error(), cause: errProcessMemory}
 	}
 	return res, err
 }

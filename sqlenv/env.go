@@ -37,6 +37,12 @@ type Config struct {
 	SampleRows int
 	// CellWidth caps the characters shown of one value (default 100).
 	CellWidth int
+	// ObservationChars caps the characters of a QUERY or SAMPLE result
+	// (default 4,000: about 1,100 Qwen tokens, which leaves the tiny model's
+	// 4,096 positions and a 1.7B model's context room for the rest of the
+	// episode); rows and columns beyond it are left out and the result's last
+	// line says what was cut. At least MinObservationChars; -1: no limit.
+	ObservationChars int
 }
 
 // Default configuration values.
@@ -45,6 +51,10 @@ const (
 	DefaultResultRows = 20
 	DefaultSampleRows = 5
 	DefaultCellWidth  = 100
+	// DefaultObservationChars is Config.ObservationChars's default, and
+	// MinObservationChars the least it can be set to.
+	DefaultObservationChars = 4000
+	MinObservationChars     = 500
 )
 
 // Environment is the SQL exploration environment: one episode at a time over
@@ -90,6 +100,10 @@ func New(cfg Config) (*Environment, error) {
 	setDefault(&cfg.ResultRows, DefaultResultRows)
 	setDefault(&cfg.SampleRows, DefaultSampleRows)
 	setDefault(&cfg.CellWidth, DefaultCellWidth)
+	setDefault(&cfg.ObservationChars, DefaultObservationChars)
+	if cfg.ObservationChars < 0 {
+		cfg.ObservationChars = 0 // no limit
+	}
 	e := &Environment{cfg: cfg, reward: DefaultRewardConfig(), dbs: cfg.Databases, byID: map[string]int{}}
 	if cfg.Reward != nil {
 		e.reward = *cfg.Reward
@@ -265,7 +279,7 @@ func (e *Environment) explore(ctx context.Context, ep *episode, kind ActionType,
 			errText = qerr.Error()
 			break
 		}
-		result = renderRows(res.Columns, res.Rows, int(t.RowCount), false, e.cfg.SampleRows, e.cfg.CellWidth)
+		result = renderRows(res.Columns, res.Rows, int(t.RowCount), false, e.cfg.SampleRows, e.cfg.CellWidth, e.cfg.ObservationChars)
 	case Query:
 		res, qerr := ep.db.Query(ctx, arg)
 		if ctx.Err() != nil {
@@ -275,7 +289,7 @@ func (e *Environment) explore(ctx context.Context, ep *episode, kind ActionType,
 			errText = queryError(qerr)
 			break
 		}
-		result = renderRows(res.Columns, res.Rows, len(res.Rows), res.Truncated, e.cfg.ResultRows, e.cfg.CellWidth)
+		result = renderRows(res.Columns, res.Rows, len(res.Rows), res.Truncated, e.cfg.ResultRows, e.cfg.CellWidth, e.cfg.ObservationChars)
 		progress = ep.gold.profile.progress(res.Rows, e.reward)
 	}
 	return result, errText, ep.rewards.explore(key, errText == "", progress), nil

@@ -1,6 +1,7 @@
 package sqlenv
 
 import (
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,98 +14,220 @@ import (
 // renderRows renders a result for the agent: a header line of column names,
 // then at most maxRows numbered rows "1. a | b", then a line stating how many
 // rows there were. total is the row count when known exactly (else -1).
-func renderRows(cols []string, rows [][]any, total int, truncated bool, maxRows, cellWidth int) string {
-	var b strings.Builder
-	for i, c := range cols {
-		if i > 0 {
-			b.WriteString(" | ")
-		}
-		b.WriteString(cellText(c, cellWidth))
-	}
-	b.WriteByte('\n')
-	shown := min(len(rows), maxRows)
-	var num [20]byte
-	for i, r := range rows[:shown] {
-		b.Write(strconv.AppendInt(num[:0], int64(i+1), 10))
-		b.WriteString(". ")
-		for j, v := range r {
-			if j > 0 {
-				b.WriteString(" | ")
+//
+// Values are shown unambiguously (see cell): SQL NULL is NULL and the text
+// 'NULL' is quoted; line breaks, tabs and other control characters are
+// escaped (\n, \t, \x00); a "|" in a value or a column name is "\|", so the
+// columns always split on " | "; a blob that is not plain text is hex; a
+// value cut at cellWidth characters says how long it is. The whole
+// observation stays within budget characters (0: no limit): rows, and if
+// the header alone would take half of it columns too, are left out, and the
+// last line says exactly what was cut, so that the agent can narrow its
+// query.
+func renderRows(cols []string, rows [][]any, total int, truncated bool, maxRows, cellWidth, budget int) string {
+	const noteRoom = 300 // the last line
+	ncols := len(cols)
+	shownCols := ncols
+	narrowed := false
+	if budget > 0 {
+		budget = max(budget, MinObservationChars)
+		// As many columns as let the header and the first row fit (one at
+		// least); a single column too wide for the budget gets narrower cells.
+		avail := budget - noteRoom
+		cost := func(i, w int) int {
+			n := len(cell(cols[i], w).text) + 3
+			if len(rows) > 0 && i < len(rows[0]) {
+				n += len(cell(rows[0][i], w).text) + 3
 			}
-			b.WriteString(cellText(cellValue(v, cellWidth), cellWidth))
+			return n
 		}
-		b.WriteByte('\n')
+		if ncols > 0 && cost(0, cellWidth) > avail {
+			cellWidth = max(8, (avail-16)/8) // 4 bytes a character at most, two cells
+			narrowed = true
+		}
+		used := 0
+		for i := range ncols {
+			used += cost(i, cellWidth)
+			if used > avail {
+				shownCols = max(i, 1)
+				break
+			}
+		}
 	}
+	header := make([]string, ncols)
+	for i, c := range cols {
+		header[i] = cell(c, cellWidth).text
+	}
+	var b strings.Builder
+	b.WriteString(strings.Join(header[:shownCols], " | "))
+	b.WriteByte('\n')
+	cutCells, maxCellLen := 0, 0
+	shown := 0
+	var line strings.Builder
+	var num [20]byte
+	for i, r := range rows[:min(len(rows), maxRows)] {
+		line.Reset()
+		line.Write(strconv.AppendInt(num[:0], int64(i+1), 10))
+		line.WriteString(". ")
+		rowCut, rowMax := 0, 0
+		for j, v := range r[:min(len(r), shownCols)] {
+			if j > 0 {
+				line.WriteString(" | ")
+			}
+			c := cell(v, cellWidth)
+			if c.cut {
+				rowCut++
+				rowMax = max(rowMax, c.full)
+			}
+			line.WriteString(c.text)
+		}
+		line.WriteByte('\n')
+		if budget > 0 && b.Len()+line.Len()+noteRoom > budget {
+			break
+		}
+		b.WriteString(line.String())
+		shown++
+		cutCells += rowCut
+		maxCellLen = max(maxCellLen, rowMax)
+	}
+	var what []string
+	if shownCols < ncols {
+		what = append(what, fmt.Sprintf("%d of %d columns", shownCols, ncols))
+	}
+	if cutCells > 0 {
+		values := "values"
+		if cutCells == 1 {
+			values = "value"
+		}
+		what = append(what, fmt.Sprintf("%d %s cut at %d characters (the longest has %d)", cutCells, values, cellWidth, maxCellLen))
+	}
+	budgetCut := shown < min(len(rows), maxRows) || shownCols < ncols || narrowed
 	switch {
 	case truncated:
-		fmt.Fprintf(&b, "(showing %d of more than %d rows: the result is too large to read in full)", shown, len(rows))
-	case total > shown:
-		fmt.Fprintf(&b, "(showing %d of %d rows)", shown, total)
+		fmt.Fprintf(&b, "(showing %d of more than %d rows: the result is too large to read in full", shown, len(rows))
+	case total > shown || budgetCut:
+		fmt.Fprintf(&b, "(showing %d of %d rows", shown, max(total, len(rows)))
 	case total == 1:
-		b.WriteString("(1 row)")
+		b.WriteString("(1 row")
 	default:
-		fmt.Fprintf(&b, "(%d rows)", total)
+		fmt.Fprintf(&b, "(%d rows", total)
+	}
+	if len(what) > 0 {
+		b.WriteString("; " + strings.Join(what, "; "))
+	}
+	if budgetCut {
+		fmt.Fprintf(&b, "; the observation is limited to %d characters: select fewer columns or rows", budget)
+	}
+	b.WriteByte(')')
+	return b.String()
+}
+
+// shownCell is a value as a result shows it.
+type shownCell struct {
+	text string
+	cut  bool // text is the first characters of a longer value
+	full int  // the value's length shown in full (characters, or bytes of a blob)
+}
+
+// cell renders one value or column name on one line, at most width
+// characters (0: any), unambiguously (see renderRows). It formats no more of
+// a long string or blob than it shows: a value of a megabyte costs a few
+// hundred bytes to render.
+func cell(v any, width int) shownCell {
+	var s string
+	unit := "characters"
+	switch x := v.(type) {
+	case string:
+		if strings.EqualFold(x, "NULL") {
+			return shownCell{text: "'" + x + "'"}
+		}
+		s = x
+	case []byte:
+		if !utf8.Valid(x) || hasControl(string(x)) {
+			n := len(x)
+			if width > 0 && 2*n+3 > width {
+				return shownCell{text: hexBlob(x[:max(width/2-2, 1)]) + "…", cut: true, full: n}
+			}
+			return shownCell{text: hexBlob(x)}
+		}
+		s = string(x)
+		unit = "bytes"
+	default:
+		return shownCell{text: answer.FormatValue(v)}
+	}
+	full := 0
+	if width > 0 && len(s) > width {
+		full = utf8.RuneCountInString(s)
+		if unit == "bytes" {
+			full = len(s)
+		}
+		if full > width {
+			s = prefixRunes(s, width-1)
+		} else {
+			full = 0
+		}
+	}
+	s = escapeCell(s)
+	if full > 0 {
+		return shownCell{text: s + "…", cut: true, full: full}
+	}
+	return shownCell{text: s}
+}
+
+// hexBlob is a blob as an SQL literal, x'0A1B…', as answer.FormatValue
+// shows blobs that are not text.
+func hexBlob(b []byte) string { return "x'" + strings.ToUpper(hex.EncodeToString(b)) + "'" }
+
+// hasControl reports whether s has a control character (C0 or DEL).
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+// escapeCell shows control characters as escapes and "|" as "\|".
+func escapeCell(s string) string {
+	if !hasControl(s) && !strings.Contains(s, "|") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c == '|':
+			b.WriteString(`\|`)
+		case c < 0x20 || c == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, c)
+		default:
+			b.WriteByte(c)
+		}
 	}
 	return b.String()
 }
 
-// cellText puts a value on one line and caps its width (in characters),
-// cutting at a character boundary (callers bound the value's size: see
-// cellValue).
-func cellText(s string, width int) string {
-	if strings.ContainsAny(s, "\n\r\t") {
-		s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ").Replace(s)
-	}
-	if width > 0 && len(s) > width { // a string of at most width bytes has at most width characters
-		n, cut := 0, -1
-		for i := range s {
-			if n == width-1 {
-				cut = i
-			}
-			if n == width {
-				s = s[:cut] + "…"
-				break
-			}
-			n++
+// prefixRunes returns the first n characters of s.
+func prefixRunes(s string, n int) string {
+	i := 0
+	for k := range s {
+		if i == n {
+			return s[:k]
 		}
+		i++
 	}
 	return s
 }
 
-// cellValue formats v as answer.FormatValue does, but formats no more of a
-// long string or blob than a cell of width characters can show: a value of
-// a megabyte costs a few hundred bytes to render, not megabytes of runes.
-func cellValue(v any, width int) string {
-	if width <= 0 {
-		return answer.FormatValue(v)
-	}
-	limit := 4*width + 4 // bytes for width+1 characters of up to 4 bytes
-	switch x := v.(type) {
-	case string:
-		if len(x) > limit {
-			return prefixUTF8(x, limit)
-		}
-	case []byte:
-		if len(x) > limit {
-			if utf8.Valid(x) {
-				return prefixUTF8(string(x[:limit]), limit)
-			}
-			return answer.FormatValue(x[:width/2+1]) // hex: more than width characters, so cut
-		}
-	}
-	return answer.FormatValue(v)
-}
-
-// prefixUTF8 returns at most n bytes of s, cut at the start of a character.
-func prefixUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
+// cellText puts s on one line, escaped as a result's cells are, and caps it
+// at width characters (used for actions in history lines).
+func cellText(s string, width int) string { return cell(s, width).text }
 
 // renderDescribe renders DESCRIBE's result.
 func renderDescribe(t sqlitedb.Table) string {
@@ -171,20 +294,30 @@ func TableNames(schemaInfo string) []string {
 	return names
 }
 
+// splitCells splits a rendered line into its cells, with "\|" back to "|".
+func splitCells(line string) []string {
+	cells := strings.Split(line, " | ")
+	for i, c := range cells {
+		cells[i] = strings.ReplaceAll(c, `\|`, "|")
+	}
+	return cells
+}
+
 // ParseResult reads back a result rendered by the environment (QUERY or
-// SAMPLE): the header's column names and the cells of each shown row.
+// SAMPLE): the header's column names and the cells of each shown row (as
+// shown: escapes other than "\|" are kept, cut values end with "…").
 func ParseResult(result string) (columns []string, rows [][]string) {
 	lines := strings.Split(result, "\n")
 	if len(lines) < 2 {
 		return nil, nil
 	}
-	columns = strings.Split(lines[0], " | ")
+	columns = splitCells(lines[0])
 	for _, line := range lines[1:] {
 		num, rest, ok := strings.Cut(line, ". ")
 		if !ok || num == "" || strings.Trim(num, "0123456789") != "" {
 			continue
 		}
-		rows = append(rows, strings.Split(rest, " | "))
+		rows = append(rows, splitCells(rest))
 	}
 	return columns, rows
 }

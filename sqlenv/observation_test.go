@@ -1,0 +1,95 @@
+package sqlenv
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// queryResult runs sql as a QUERY step of a fresh episode and returns the
+// observation's result (or its error).
+func queryResult(t *testing.T, cfg Config, sql string) (string, string) {
+	t.Helper()
+	f := newFixture(t)
+	e := f.env(t, cfg)
+	reset(t, e, f.questions[0].QuestionID)
+	obs := step(t, e, Query, sql)
+	return obs.Result, obs.Error
+}
+
+// Values are shown unambiguously: NULL against the text 'NULL', blobs that
+// are not text as hex, control characters escaped, a "|" in a value or a
+// column name escaped so that columns always split on " | ".
+func TestResultsAreUnambiguous(t *testing.T) {
+	cases := []struct {
+		sql, header, row string
+	}{
+		{`SELECT NULL AS a, 'NULL' AS b, 'null' AS c`, "a | b | c", "1. NULL | 'NULL' | 'null'"},
+		{`SELECT zeroblob(3) AS z, x'00ff' AS h, CAST('text' AS BLOB) AS t`, "z | h | t", "1. x'000000' | x'00FF' | text"},
+		{"SELECT 'a' || char(0) || 'b' AS nul, 'x' || char(10) || 'y' AS nl, 'p' || char(9) || 'q' AS tab", "nul | nl | tab", `1. a\x00b | x\ny | p\tq`},
+		{`SELECT 1 AS "x | y", 2 AS "line` + "\n" + `break", 'a | b' AS v`, `x \| y | line\nbreak | v`, `1. 1 | 2 | a \| b`},
+	}
+	for _, c := range cases {
+		res, errText := queryResult(t, Config{}, c.sql)
+		if errText != "" {
+			t.Fatalf("%s: %s", c.sql, errText)
+		}
+		lines := strings.Split(res, "\n")
+		if lines[0] != c.header || lines[1] != c.row {
+			t.Errorf("%s:\n got %q / %q\nwant %q / %q", c.sql, lines[0], lines[1], c.header, c.row)
+		}
+		cols, rows := ParseResult(res)
+		if len(cols) != 3 || len(rows) != 1 || len(rows[0]) != 3 {
+			t.Errorf("%s: ParseResult: %q %q", c.sql, cols, rows)
+		}
+	}
+	_, rows := ParseResult(func() string { r, _ := queryResult(t, Config{}, `SELECT 'a | b' AS v, 1`); return r }())
+	if rows[0][0] != "a | b" {
+		t.Errorf("ParseResult does not undo the escape: %q", rows[0][0])
+	}
+}
+
+// A cut value says how long it is.
+func TestCutValuesShowTheirLength(t *testing.T) {
+	res, _ := queryResult(t, Config{}, `SELECT printf('%.*c', 5000, 'x') AS long, zeroblob(3000) AS blob`)
+	lines := strings.Split(res, "\n")
+	if !strings.HasPrefix(lines[1], "1. "+strings.Repeat("x", 99)+"… | x'") || !strings.Contains(res, "2 values cut at 100 characters (the longest has 5000)") {
+		t.Errorf("%q", res)
+	}
+}
+
+// Every observation stays within its budget, and says what was cut: a
+// 255-column result of wide values, many rows, a narrow budget.
+func TestObservationsStayWithinTheirBudget(t *testing.T) {
+	cols := make([]string, 255)
+	for i := range cols {
+		cols[i] = fmt.Sprintf("printf('%%.*c', 200, 'v') AS column_number_%d", i)
+	}
+	wide := "SELECT " + strings.Join(cols, ", ") + " FROM customer"
+	cases := []struct {
+		name   string
+		cfg    Config
+		sql    string
+		budget int
+		notice string
+	}{
+		{"255 wide columns", Config{}, wide, DefaultObservationChars, "of 255 columns"},
+		{"many rows, small budget", Config{ObservationChars: 600, ResultRows: 50}, `SELECT id, name, city FROM customer`, 600, "(showing"},
+		{"one huge row", Config{ObservationChars: 500, CellWidth: 1000}, `SELECT printf('%.*c', 900, 'y') AS a, 2 AS b`, 500, "the observation is limited to 500 characters"},
+	}
+	for _, c := range cases {
+		res, errText := queryResult(t, c.cfg, c.sql)
+		if errText != "" {
+			t.Fatalf("%s: %s", c.name, errText)
+		}
+		if len(res) > c.budget || !strings.Contains(res, c.notice) {
+			t.Errorf("%s: %d characters (budget %d), last line %q", c.name, len(res), c.budget, res[strings.LastIndex(res, "\n")+1:])
+		}
+		t.Logf("%s: %d characters; %s", c.name, len(res), res[strings.LastIndex(res, "\n")+1:])
+	}
+	// Within the budget nothing changes: the usual lines.
+	res, _ := queryResult(t, Config{}, `SELECT id, city FROM customer WHERE id <= 2 ORDER BY id`)
+	if res != "id | city\n1. 1 | Oslo\n2. 2 | Lima\n(2 rows)" {
+		t.Errorf("%q", res)
+	}
+}

@@ -20,6 +20,8 @@ int sqlite3_set_authorizer(sqlite3 *db, int (*auth)(void*, int, const char*, con
 void sqlite3_progress_handler(sqlite3 *db, int n, int (*progress)(void*), void *arg);
 int sqlite3_prepare_v2(sqlite3 *db, const char *sql, int n, sqlite3_stmt **stmt, const char **tail);
 int sqlite3_stmt_readonly(sqlite3_stmt *stmt);
+int sqlite3_bind_parameter_count(sqlite3_stmt *stmt);
+const char *sqlite3_bind_parameter_name(sqlite3_stmt *stmt, int i);
 int sqlite3_column_count(sqlite3_stmt *stmt);
 const char *sqlite3_column_name(sqlite3_stmt *stmt, int i);
 int sqlite3_step(sqlite3_stmt *stmt);
@@ -116,14 +118,20 @@ static int gs_set_authorizer(sqlite3 *db, gs_guard *g) {
 }
 
 // gs_prepare prepares the first statement of sql and reports whether it is
-// read-only, how many columns it has (at most cap) and their names.
-static int gs_prepare(int slot, sqlite3 *db, const char *sql, int n, sqlite3_stmt **stmt, int *readonly, int *ncols, const char **names, int cap) {
+// read-only, how many parameters it has (and the first name among them,
+// NULL when all are plain "?"), how many columns (at most cap) and their names.
+static int gs_prepare(int slot, sqlite3 *db, const char *sql, int n, sqlite3_stmt **stmt, int *readonly, int *nparams, const char **param, int *ncols, const char **names, int cap) {
 	const char *tail;
 	gs_slot = slot;
 	int rc = sqlite3_prepare_v2(db, sql, n, stmt, &tail);
 	gs_slot = 0;
 	if (rc == 0 && *stmt) {
 		*readonly = sqlite3_stmt_readonly(*stmt);
+		*nparams = sqlite3_bind_parameter_count(*stmt);
+		*param = 0;
+		for (int i = 1; i <= *nparams && !*param; i++) {
+			*param = sqlite3_bind_parameter_name(*stmt, i);
+		}
 		*ncols = sqlite3_column_count(*stmt);
 		for (int i = 0; i < *ncols && i < cap; i++) {
 			names[i] = sqlite3_column_name(*stmt, i);
@@ -207,6 +215,7 @@ const (
 	sqliteNomem     = 7
 	sqliteInterrupt = 9
 	sqliteTooBig    = 18
+	sqliteMismatch  = 20
 	sqliteRow       = 100
 	sqliteDone      = 101
 
@@ -418,10 +427,11 @@ func (c *conn) start(ctx context.Context, timeout time.Duration) (finish func() 
 func (c *conn) query(sqlText string) (*Result, error) {
 	c.guard.refused = -1
 	var stmt *C.sqlite3_stmt
-	var readonly, ncols C.int
+	var readonly, nparams, ncols C.int
+	var param *C.char
 	C.gs_begin(c.slot, C.gs_int64(c.limit.HeapLimit))
 	rc := C.gs_prepare(c.slot, c.db, (*C.char)(unsafe.Pointer(unsafe.StringData(sqlText))), C.int(len(sqlText)),
-		&stmt, &readonly, &ncols, c.names, C.int(c.ncap))
+		&stmt, &readonly, &nparams, &param, &ncols, c.names, C.int(c.ncap))
 	if rc != sqliteOK {
 		return nil, c.failed(int(rc))
 	}
@@ -436,6 +446,13 @@ func (c *conn) query(sqlText string) (*Result, error) {
 	}()
 	if readonly == 0 {
 		return nil, rejectf("only read-only SELECT queries may run")
+	}
+	if nparams > 0 {
+		name := "?"
+		if param != nil {
+			name = C.GoString(param)
+		}
+		return nil, rejectf("the query has a parameter (%s), and nothing binds parameters here: write the value into the SQL (a number, or a string in single quotes)", strings.ToValidUTF8(name, ""))
 	}
 	n := int(ncols)
 	if n > c.ncap { // SQLITE_LIMIT_COLUMN keeps results within ncap

@@ -349,6 +349,8 @@ func (d *DB) Query(ctx context.Context, sqlText string) (*Result, error) {
 		return nil, fmt.Errorf("%w after %v: simplify the query or add a LIMIT", ErrTimeout, d.limits.Timeout)
 	}
 	switch sqliteCode(err) {
+	case sqliteMismatch: // in a read-only query: a LIMIT or OFFSET that is not an integer SQLite can hold
+		return nil, fmt.Errorf("%w: LIMIT and OFFSET take whole numbers from -9223372036854775808 to 9223372036854775807", err)
 	case sqliteTooBig:
 		return nil, fmt.Errorf("%w: a value is larger than %d bytes; return smaller values (substr, length, LIMIT)", err, d.limits.MaxValueLength)
 	case sqliteNomem:

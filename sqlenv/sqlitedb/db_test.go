@@ -337,3 +337,27 @@ func TestTimeoutThenReuse(t *testing.T) {
 		t.Fatalf("cancelled by the caller: %v", err)
 	}
 }
+
+// Parameters are refused (nothing would bind them: they ran as NULL), and a
+// LIMIT or OFFSET SQLite cannot hold says what it takes.
+func TestParametersAndLimitsExplained(t *testing.T) {
+	d, _ := openTest(t, Limits{})
+	ctx := context.Background()
+	for q, want := range map[string]string{
+		"SELECT ?": "parameter (?)",
+		"SELECT name FROM customer WHERE id = :id": "parameter (:id)",
+		"SELECT @y, $z":                               "parameter (@y)",
+		"SELECT ?7":                                   "parameter (?7)",
+		"SELECT 1 LIMIT 9223372036854775808":          "LIMIT and OFFSET take whole numbers",
+		"SELECT 1 LIMIT 1 OFFSET 9223372036854775808": "LIMIT and OFFSET take whole numbers",
+		"SELECT 1 LIMIT 1.5":                          "LIMIT and OFFSET take whole numbers",
+	} {
+		_, err := d.Query(ctx, q)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", q, err, want)
+		}
+	}
+	if res, err := d.Query(ctx, "SELECT '?', ':x', 'a@b' LIMIT 9223372036854775807"); err != nil || len(res.Rows) != 1 {
+		t.Errorf("question marks in strings and the largest LIMIT: %v %v", res, err)
+	}
+}

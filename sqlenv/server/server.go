@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -433,4 +435,24 @@ func (s *Server) envError(ctx context.Context, err error) *Error {
 		s.log.Warn("environment error", "err", err)
 	}
 	return e
+}
+
+// DefaultMemoryLimit is the Go runtime's soft memory limit that LimitMemory
+// sets: results of up to 8 MiB each are garbage once sent, and without a
+// limit the runtime collects and returns them only when the heap doubles or
+// every two minutes, so a server's resident memory stays at its peak long
+// after the load. SQLite's own memory (at most Limits.HeapLimit per running
+// query, accounted separately) is not counted in it.
+const DefaultMemoryLimit = 96 << 20
+
+// LimitMemory sets the Go runtime's soft memory limit to DefaultMemoryLimit,
+// unless the GOMEMLIMIT environment variable sets one, and returns the limit
+// in effect. It is process-wide: sqlenv-server calls it; a program that
+// embeds a Server decides for itself.
+func LimitMemory() int64 {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return debug.SetMemoryLimit(-1)
+	}
+	debug.SetMemoryLimit(DefaultMemoryLimit)
+	return DefaultMemoryLimit
 }

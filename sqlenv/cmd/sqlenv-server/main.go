@@ -34,6 +34,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	server.LimitMemory() // memory comes back after heavy results (GOMEMLIMIT overrides)
 	err := run(ctx, os.Args[1:], os.LookupEnv, os.Stderr, nil)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(2)

@@ -43,6 +43,11 @@ type Config struct {
 	// episode); rows and columns beyond it are left out and the result's last
 	// line says what was cut. At least MinObservationChars; -1: no limit.
 	ObservationChars int
+	// OrderedAnswers makes the order of a list answer's items and a table
+	// answer's rows matter when the gold query ends with ORDER BY. Off (the
+	// default, as in the reference environment) lists are sets and tables
+	// multisets of rows.
+	OrderedAnswers bool
 }
 
 // Default configuration values.
@@ -204,7 +209,8 @@ func (e *Environment) Step(ctx context.Context, a Action) (Observation, error) {
 		reward = ep.rewards.invalid()
 	case kind == Answer:
 		correct := answer.Expected{Text: string(ep.q.GoldAnswer), Type: ep.q.AnswerType,
-			Rows: ep.gold.rows, Columns: ep.gold.columns}.Check(arg)
+			Rows: ep.gold.rows, Columns: ep.gold.columns, Question: ep.q.QuestionText,
+			Ordered: e.cfg.OrderedAnswers && orderedQuery(ep.q.GoldSQL)}.Check(arg)
 		ep.done = true
 		ep.rewards.stats.Answered = true
 		reward = ep.rewards.terminal(correct)
@@ -439,4 +445,37 @@ func (e *Environment) Close() error {
 		return e.dbs.Close()
 	}
 	return nil
+}
+
+// orderedQuery reports whether sql orders its result: an ORDER BY outside
+// every parenthesis and string.
+func orderedQuery(sql string) bool {
+	depth := 0
+	var quote byte
+	lower := strings.ToLower(sql)
+	for i := 0; i < len(lower); i++ {
+		c := lower[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '\'' || c == '"' || c == '`':
+			quote = c
+		case c == '(':
+			depth++
+		case c == ')':
+			depth--
+		case depth == 0 && strings.HasPrefix(lower[i:], "order") && (i == 0 || !isWordByte(lower[i-1])):
+			rest := strings.TrimLeft(lower[i+5:], " \t\r\n")
+			if strings.HasPrefix(rest, "by") && len(rest) > 2 && !isWordByte(rest[2]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z'
 }

@@ -93,3 +93,19 @@ func TestObservationsStayWithinTheirBudget(t *testing.T) {
 		t.Errorf("%q", res)
 	}
 }
+
+// orderedQuery finds an ORDER BY of the whole query only.
+func TestOrderedQuery(t *testing.T) {
+	for sql, want := range map[string]bool{
+		"SELECT name FROM singer ORDER BY age":                               true,
+		"select name from singer order\nby age desc limit 3":                 true,
+		"SELECT name FROM (SELECT * FROM singer ORDER BY age) GROUP BY name": false,
+		"SELECT 'order by' FROM t":                                           false,
+		"SELECT border_by FROM t":                                            false,
+		"SELECT count(*) FROM singer":                                        false,
+	} {
+		if got := orderedQuery(sql); got != want {
+			t.Errorf("%q: %v, want %v", sql, got, want)
+		}
+	}
+}

@@ -13,6 +13,11 @@
 //     when it names the gold query's columns);
 //   - any other type is compared as a string.
 //
+// Beyond these rules, natural forms whose meaning is not in doubt are
+// accepted (natural.go): JSON, currency, magnitudes and number words, dates
+// compared as dates, NULL as None or N/A, "and" lists, table columns in
+// another order, and units and short sentences made of the question's words.
+//
 // Before comparing, the prediction is cleaned: surrounding code fences, lead-ins
 // ("Answer:", "The answer is"), Markdown emphasis and matching quotes (around
 // the whole answer, or each item and cell) are removed. The stored gold text
@@ -201,6 +206,14 @@ type Expected struct {
 	// year" for name, year; "count" for count(*)): an extra first line of
 	// data is never skipped.
 	Columns []string
+	// Question is the question asked. Words of it may surround an answer
+	// ("6 singers" for "How many singers…?"); without it they may not.
+	Question string
+	// Ordered makes the order of a list's items and of a table's rows
+	// matter (set it when the gold query has ORDER BY and the question asks
+	// for an order). Off, lists are sets and tables multisets of rows, as in
+	// the reference verifier.
+	Ordered bool
 }
 
 // Check reports whether predicted is a correct answer (see the package
@@ -228,21 +241,34 @@ func (e Expected) Check(predicted string) bool {
 		if !gok {
 			return equalText(p, gold)
 		}
-		return ok && v == math.Round(v) && math.Round(v) == math.Round(g)
+		if ok {
+			return v == math.Round(v) && math.Round(v) == math.Round(g)
+		}
 	case Float:
 		g, gok := parseNumber(gold)
 		v, ok := parseNumber(p)
 		if !gok {
 			return equalText(p, gold)
 		}
-		return ok && withinRelative(v, g, FloatTolerance)
+		if ok {
+			return withinRelative(v, g, FloatTolerance)
+		}
 	case List:
-		return sameItems(splitItems(p), goldItems(gold, goldRows))
+		items, want := splitItems(p), goldItems(gold, goldRows)
+		if sameItems(items, want) && e.inOrder(items, want) {
+			return true
+		}
 	case Table:
-		return sameRows(parseTable(p), goldTable(gold, goldRows), e.Columns)
+		rows, want := parseTable(p), goldTable(gold, goldRows)
+		if sameRows(rows, want, e.Columns) && e.rowsInOrder(rows, want) {
+			return true
+		}
 	default:
-		return equalText(p, gold)
+		if equalText(p, gold) {
+			return true
+		}
 	}
+	return e.natural(p)
 }
 
 // FloatTolerance is the relative tolerance of float answers (1 %).

@@ -12,6 +12,7 @@ type cell struct {
 	num     float64 // numeric value when isNum
 	isNum   bool
 	integer bool // the gold value is an integer: compare exactly
+	null    bool // the gold value is NULL: None, N/A, null or an empty cell match it
 }
 
 func goldCell(v any) cell {
@@ -22,6 +23,8 @@ func goldCell(v any) cell {
 		return cell{text: FormatValue(x), num: float64(x), isNum: true, integer: true}
 	case float64:
 		return cell{text: FormatValue(x), num: x, isNum: true}
+	case nil:
+		return cell{text: "null", null: true}
 	}
 	return textCell(FormatValue(v))
 }
@@ -39,6 +42,9 @@ func textCell(s string) cell {
 
 // matches reports whether predicted cell p matches gold cell g.
 func (g cell) matches(p cell) bool {
+	if g.null {
+		return p.text == "" || nullWords[p.text]
+	}
 	if g.isNum {
 		if !p.isNum {
 			return false

@@ -128,22 +128,25 @@ func TestAnswerForms(t *testing.T) {
 	song := formGold{"song", [][]any{{"Love", int64(2016)}}, []string{"title", "year"}}
 	add(song, true, tableForms([][]string{{"Love", "2016"}}, []string{"title", "year"})...)
 	add(song, true, "Love | 2016", "love | 2016", "Title | Year\nLove | 2016", `"Love" | "2016"`, "Love, 2016")
-	add(song, false, "Justin | 1999\nLove | 2016", "Love | 2017", "2016 | Love", "Love", "Love | 2016\nJustin | 1999",
+	add(song, true, "2016 | Love", "year | title\n2016 | Love") // columns in another order
+	add(song, false, "Justin | 1999\nLove | 2016", "Love | 2017", "Love", "Love | 2016\nJustin | 1999",
 		"Hate | 2016", "title | year", "Love | 2016 | 1")
 	cities := formGold{"cities", [][]any{{"Oslo", int64(14)}, {"Lima", int64(7)}}, []string{"T1.city", "count(*)"}}
 	add(cities, true, tableForms([][]string{{"Oslo", "14"}, {"Lima", "7"}}, []string{"city", "count"})...)
 	add(cities, true, tableForms([][]string{{"Oslo", "14"}, {"Lima", "7"}}, []string{"City", "Count(*)"})...)
 	add(cities, true, "Lima | 7\nOslo | 14", "Oslo | 14.0\nLima | 7.0")
 	add(cities, false, "Oslo | 14", "Oslo | 14\nLima | 8", "Oslo | 14\nLima | 7\nPune | 3", "Bergen | 2\nOslo | 14\nLima | 7",
-		"Oslo | 7\nLima | 14", "14 | Oslo\n7 | Lima", "Oslo, 14, Lima, 7")
+		"Oslo | 7\nLima | 14", "Oslo, 14, Lima, 7", "7 | Oslo\n14 | Lima")
+	add(cities, true, "14 | Oslo\n7 | Lima")
 	people := formGold{"people", [][]any{{"Justin", "Bieber"}, {"Ada", "Diaz"}}, []string{"first_name", "last_name"}}
 	add(people, true, tableForms([][]string{{"Justin", "Bieber"}, {"Ada", "Diaz"}}, []string{"first name", "last name"})...)
 	add(people, true, "first_name | last_name\nJustin | Bieber\nAda | Diaz", "Ada | Diaz\nJustin | Bieber")
 	add(people, false, "Bob | Marley\nJustin | Bieber\nAda | Diaz", "Justin | Bieber", "Justin | Bieber\nAda | Dias",
-		"Bieber | Justin\nDiaz | Ada", "Justin | Bieber\nAda | Diaz\nBob | Marley")
+		"Justin | Bieber\nAda | Diaz\nBob | Marley", "Bieber | Ada\nDiaz | Justin")
+	add(people, true, "Bieber | Justin\nDiaz | Ada", "last_name | first_name\nBieber | Justin\nDiaz | Ada")
 	nulls := formGold{"nullable", [][]any{{"Oslo", nil}}, []string{"city", "mayor"}}
-	add(nulls, true, "Oslo | NULL", "oslo | null", "city | mayor\nOslo | NULL")
-	add(nulls, false, "Oslo | None", "Oslo", "Oslo | 0")
+	add(nulls, true, "Oslo | NULL", "oslo | null", "city | mayor\nOslo | NULL", "Oslo | None", "Oslo | N/A")
+	add(nulls, false, "Oslo", "Oslo | 0", "Oslo | Lima")
 
 	var correct, accepted, wrong, wrongAccepted int
 	for _, f := range forms {

@@ -336,7 +336,7 @@ func queryError(err error) string {
 	switch {
 	case errors.As(err, &rej):
 		return "query refused: " + rej.Reason
-	case errors.Is(err, sqlitedb.ErrTimeout):
+	case errors.Is(err, sqlitedb.ErrTimeout), errors.Is(err, sqlitedb.ErrTooMuchWork):
 		return err.Error()
 	}
 	return "SQL error: " + err.Error()

@@ -46,6 +46,9 @@ typedef struct {
 	int refused;    // action code of the first refusal, -1 when none
 	char arg[256];  // the table, pragma or function it named
 	int stop;       // set (atomically) to stop the running statement
+	gs_int64 steps;     // virtual-machine instructions of the running query (in units of 256)
+	gs_int64 max_steps; // its budget (0: none)
+	int over_steps;     // the query was stopped at its budget
 } gs_guard;
 
 static int gs_compare(const void *key, const void *elem) {
@@ -104,7 +107,12 @@ static int gs_authorize(void *p, int action, const char *a1, const char *a2, con
 // this one holds until Go clears it, so an interrupt that arrives before
 // the statement starts still stops it.
 static int gs_progress(void *p) {
-	return __atomic_load_n(&((gs_guard *)p)->stop, __ATOMIC_RELAXED);
+	gs_guard *g = p;
+	if (g->max_steps > 0 && ++g->steps > g->max_steps) {
+		g->over_steps = 1;
+		return 1;
+	}
+	return __atomic_load_n(&g->stop, __ATOMIC_RELAXED);
 }
 
 static void gs_stop(sqlite3 *db, gs_guard *g) {
@@ -297,6 +305,9 @@ type conn struct {
 // errTimedOut marks a query interrupted at its timeout.
 var errTimedOut = errors.New("timed out")
 
+// errTooMuchWork marks a query stopped at its step budget.
+var errTooMuchWork = errors.New("too much work")
+
 // openConn opens a read-only, immutable connection to the database at
 // path with the limits set and the authorizer installed.
 func openConn(path string, limits Limits) (*conn, error) {
@@ -403,6 +414,8 @@ func (c *conn) start(ctx context.Context, timeout time.Duration) (finish func() 
 	c.mu.Lock()
 	c.running, c.stopped = true, nil
 	atomic.StoreInt32((*int32)(unsafe.Pointer(&c.guard.stop)), 0)
+	c.guard.steps, c.guard.over_steps = 0, 0
+	c.guard.max_steps = C.gs_int64((c.limit.MaxSteps + 255) / 256)
 	c.mu.Unlock()
 	if timeout > 0 {
 		c.timer.Reset(timeout)

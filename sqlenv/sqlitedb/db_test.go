@@ -7,7 +7,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -360,4 +362,41 @@ func TestParametersAndLimitsExplained(t *testing.T) {
 	if res, err := d.Query(ctx, "SELECT '?', ':x', 'a@b' LIMIT 9223372036854775807"); err != nil || len(res.Rows) != 1 {
 		t.Errorf("question marks in strings and the largest LIMIT: %v %v", res, err)
 	}
+}
+
+// A query over its step budget fails with ErrTooMuchWork, the same way alone
+// and while other goroutines keep every core busy; a query within it runs.
+func TestStepBudgetIsTheSameUnderLoad(t *testing.T) {
+	d, _ := openTest(t, Limits{MaxSteps: 20_000_000, Timeout: 30 * time.Second})
+	ctx := context.Background()
+	heavy := "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM r WHERE x < 5000000) SELECT max(x) FROM r"
+	light := "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM r WHERE x < 100000) SELECT max(x) FROM r"
+	check := func(when string) {
+		if _, err := d.Query(ctx, heavy); !errors.Is(err, ErrTooMuchWork) || !strings.Contains(err.Error(), "20 million steps") {
+			t.Errorf("%s: heavy query: %v", when, err)
+		}
+		if res, err := d.Query(ctx, light); err != nil || res.Rows[0][0] != int64(100000) {
+			t.Errorf("%s: light query: %v %v", when, res, err)
+		}
+	}
+	check("alone")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 * runtime.NumCPU() {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					d.Query(ctx, "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM r WHERE x < 200000) SELECT sum(x) FROM r")
+				}
+			}
+		})
+	}
+	for range 3 {
+		check("under load")
+	}
+	close(stop)
+	wg.Wait()
 }

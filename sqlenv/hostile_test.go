@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -113,4 +114,63 @@ func runHostileQuery(t *testing.T, name string) {
 	if len(obs.Result) > 64<<10 {
 		t.Errorf("%s: the observation has %d bytes", name, len(obs.Result))
 	}
+}
+
+// outcomeClass is what kind of end a QUERY step had: a result (and whether
+// it was cut), or the first words of its error.
+func outcomeClass(obs Observation) string {
+	if obs.Error == "" {
+		return fmt.Sprintf("result, truncated %v", strings.Contains(obs.Result, "too large to read in full"))
+	}
+	msg := obs.Error
+	if rest, ok := strings.CutPrefix(msg, "SQL error: "); ok {
+		msg = "SQL error, " + rest // SQLite's message says which
+	}
+	if i := strings.IndexAny(msg, ":("); i > 0 {
+		return msg[:i]
+	}
+	return msg
+}
+
+// Each hostile query ends the same way alone and while two other sessions
+// run memory- and work-heavy queries: limits are per query (memory) and in
+// steps of work (not wall time).
+func TestHostileOutcomesDoNotDependOnLoad(t *testing.T) {
+	f := newFixture(t)
+	limits := sqlitedb.Limits{MaxSteps: 30_000_000, HeapLimit: 16 << 20, Timeout: 60 * time.Second}
+	dbs := OpenDatabases(f.dir, limits)
+	defer dbs.Close()
+	newEnv := func() *Environment { return f.env(t, Config{Databases: dbs, StepBudget: 1000}) }
+	e := newEnv()
+	reset(t, e, f.questions[0].QuestionID)
+	queries := hostileQueries()
+	alone := map[string]string{}
+	for name, q := range queries {
+		alone[name] = outcomeClass(step(t, e, Query, q))
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			bg := newEnv()
+			reset(t, bg, f.questions[0].QuestionID)
+			heavy := []string{queries["sorted cartesian join"], queries["endless recursion"], queries["150 randomblob columns"]}
+			for k := 0; ; k++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				bg.Step(ctx, Action{ActionType: Query, Argument: heavy[(i+k)%len(heavy)]})
+			}
+		})
+	}
+	for name, q := range queries {
+		if got := outcomeClass(step(t, e, Query, q)); got != alone[name] {
+			t.Errorf("%s: %q under load, %q alone", name, got, alone[name])
+		}
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("outcomes: %v", alone)
 }

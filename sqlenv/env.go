@@ -38,10 +38,11 @@ type Config struct {
 	// CellWidth caps the characters shown of one value (default 100).
 	CellWidth int
 	// ObservationChars caps the characters of a QUERY or SAMPLE result
-	// (default 4,000: about 1,100 Qwen tokens, which leaves the tiny model's
-	// 4,096 positions and a 1.7B model's context room for the rest of the
-	// episode); rows and columns beyond it are left out and the result's last
-	// line says what was cut. At least MinObservationChars; -1: no limit.
+	// (default 4,000: about 2,000 Qwen tokens, EstimateTokens; a small part
+	// of a 1.7B model's context; the tiny preset's training shows the model
+	// at most its max_result_chars, 1,200); rows, columns and then cell
+	// widths give way and the result's last line says what was cut. At least
+	// MinObservationChars; -1: no limit.
 	ObservationChars int
 	// OrderedAnswers makes the order of a list answer's items and a table
 	// answer's rows matter when the gold query ends with ORDER BY. Off (the

@@ -75,7 +75,7 @@ func TestObservationsStayWithinTheirBudget(t *testing.T) {
 	}{
 		{"255 wide columns", Config{}, wide, DefaultObservationChars, "of 255 columns"},
 		{"many rows, small budget", Config{ObservationChars: 600, ResultRows: 50}, `SELECT id, name, city FROM customer`, 600, "(showing"},
-		{"one huge row", Config{ObservationChars: 500, CellWidth: 1000}, `SELECT printf('%.*c', 900, 'y') AS a, 2 AS b`, 500, "the observation is limited to 500 characters"},
+		{"one huge row", Config{ObservationChars: 500, CellWidth: 1000}, `SELECT printf('%.*c', 900, 'y') AS a, 2 AS b`, 500, "the observation is limited to 500 characters (about 250 tokens)"},
 	}
 	for _, c := range cases {
 		res, errText := queryResult(t, c.cfg, c.sql)

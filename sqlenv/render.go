@@ -116,7 +116,7 @@ func renderRows(cols []string, rows [][]any, total int, truncated bool, maxRows,
 		b.WriteString("; " + strings.Join(what, "; "))
 	}
 	if budgetCut {
-		fmt.Fprintf(&b, "; the observation is limited to %d characters: select fewer columns or rows", budget)
+		fmt.Fprintf(&b, "; the observation is limited to %d characters (about %d tokens): select fewer columns or rows", budget, EstimateTokens(budget))
 	}
 	b.WriteByte(')')
 	return b.String()
@@ -321,3 +321,9 @@ func ParseResult(result string) (columns []string, rows [][]string) {
 	}
 	return columns, rows
 }
+
+// EstimateTokens is about how many tokens of Qwen's tokenizer chars
+// characters of a result take: 2.0 characters a token, measured on the
+// QUERY and SAMPLE results of 174 bundled questions (74,216 characters,
+// 37,082 tokens); results are mostly numbers and short names.
+func EstimateTokens(chars int) int { return (chars + 1) / 2 }

@@ -239,24 +239,26 @@ func sameRows(pred, gold [][]cell, columns []string) bool {
 	if len(gold) == 0 {
 		return false
 	}
-	rowMatch := func(p, g []cell) bool {
-		if len(p) != len(g) {
-			return false
-		}
-		for k := range g {
-			if !g[k].matches(p[k]) {
-				return false
-			}
-		}
-		return true
-	}
 	try := func(pred [][]cell) bool {
-		return matchAll(len(pred), len(gold), func(i, j int) bool { return rowMatch(pred[i], gold[j]) })
+		return matchAll(len(pred), len(gold), func(i, j int) bool { return rowMatches(pred[i], gold[j]) })
 	}
 	if try(pred) {
 		return true
 	}
 	return len(pred) == len(gold)+1 && isHeader(pred[0], columns, gold) && try(pred[1:])
+}
+
+// rowMatches reports whether predicted row p matches gold row g cell by cell.
+func rowMatches(p, g []cell) bool {
+	if len(p) != len(g) {
+		return false
+	}
+	for k := range g {
+		if !g[k].matches(p[k]) {
+			return false
+		}
+	}
+	return true
 }
 
 // isHeader reports whether row is a header line: it names columns, cell by

@@ -39,6 +39,7 @@ var functionWords = map[string]bool{
 	"in": true, "of": true, "total": true, "answer": true, "it": true, "they": true, "has": true, "have": true,
 	"had": true, "with": true, "for": true, "s": true, "its": true, "their": true, "be": true, "by": true,
 	"exactly": true, "only": true, "all": true, "and": true, "to": true, "on": true, "at": true,
+	"that": true, "which": true, "who": true, "whose": true, "these": true, "those": true,
 }
 
 // nullWords are ways of writing SQL NULL.
@@ -70,6 +71,9 @@ func (e Expected) natural(p string) bool {
 		return false
 	case List:
 		gold := goldItems(e.Text, e.Rows)
+		if rest, ok := e.afterLeadIn(p); ok {
+			p = trimSentenceEnd(rest)
+		}
 		for _, alt := range andSplits(p) {
 			if sameItems(splitItems(alt), gold) && e.inOrder(splitItems(alt), gold) {
 				return true
@@ -191,6 +195,22 @@ func (e Expected) inSentence(p, gold string) bool {
 	}
 	rest = strings.TrimSuffix(strings.TrimSpace(rest), ":")
 	return rest != "" && e.allowedAround(strings.Fields(rest))
+}
+
+// leadIn is the verb or colon that ends a sentence's lead-in to a list.
+var leadIn = regexp.MustCompile(`(?i)(\s+(are|is|were|was|include|includes)\s+|:\s*)`)
+
+// afterLeadIn returns what follows a lead-in made of allowed words ("The
+// cities are Oslo, Lima and Pune." → "Oslo, Lima and Pune.").
+func (e Expected) afterLeadIn(p string) (string, bool) {
+	loc := leadIn.FindStringIndex(p)
+	if loc == nil || loc[0] == 0 {
+		return "", false
+	}
+	if !e.allowedAround(strings.Fields(p[:loc[0]])) {
+		return "", false
+	}
+	return p[loc[1]:], true
 }
 
 // trimSentenceEnd drops a final period or exclamation mark.

@@ -29,63 +29,74 @@ func renderRows(cols []string, rows [][]any, total int, truncated bool, maxRows,
 	ncols := len(cols)
 	shownCols := ncols
 	narrowed := false
+	header := make([]string, ncols)
+	for i, c := range cols {
+		header[i] = cell(c, cellWidth).text
+	}
 	if budget > 0 {
 		budget = max(budget, MinObservationChars)
 		// As many columns as let the header and the first row fit (one at
 		// least); a single column too wide for the budget gets narrower cells.
 		avail := budget - noteRoom
-		cost := func(i, w int) int {
-			n := len(cell(cols[i], w).text) + 3
-			if len(rows) > 0 && i < len(rows[0]) {
-				n += len(cell(rows[0][i], w).text) + 3
+		var first []string
+		if len(rows) > 0 {
+			first = make([]string, min(len(rows[0]), ncols))
+			for i := range first {
+				first[i] = cell(rows[0][i], cellWidth).text
+			}
+		}
+		cost := func(i int) int {
+			n := len(header[i]) + 3
+			if i < len(first) {
+				n += len(first[i]) + 3
 			}
 			return n
 		}
-		if ncols > 0 && cost(0, cellWidth) > avail {
+		if ncols > 0 && cost(0) > avail {
 			cellWidth = max(8, (avail-16)/8) // 4 bytes a character at most, two cells
 			narrowed = true
+			for i, c := range cols {
+				header[i] = cell(c, cellWidth).text
+			}
+			for i := range first {
+				first[i] = cell(rows[0][i], cellWidth).text
+			}
 		}
 		used := 0
 		for i := range ncols {
-			used += cost(i, cellWidth)
+			used += cost(i)
 			if used > avail {
 				shownCols = max(i, 1)
 				break
 			}
 		}
 	}
-	header := make([]string, ncols)
-	for i, c := range cols {
-		header[i] = cell(c, cellWidth).text
-	}
 	var b strings.Builder
 	b.WriteString(strings.Join(header[:shownCols], " | "))
 	b.WriteByte('\n')
 	cutCells, maxCellLen := 0, 0
 	shown := 0
-	var line strings.Builder
-	var num [20]byte
+	var line []byte // one row, kept only if it fits
 	for i, r := range rows[:min(len(rows), maxRows)] {
-		line.Reset()
-		line.Write(strconv.AppendInt(num[:0], int64(i+1), 10))
-		line.WriteString(". ")
+		line = strconv.AppendInt(line[:0], int64(i+1), 10)
+		line = append(line, ". "...)
 		rowCut, rowMax := 0, 0
 		for j, v := range r[:min(len(r), shownCols)] {
 			if j > 0 {
-				line.WriteString(" | ")
+				line = append(line, " | "...)
 			}
 			c := cell(v, cellWidth)
 			if c.cut {
 				rowCut++
 				rowMax = max(rowMax, c.full)
 			}
-			line.WriteString(c.text)
+			line = append(line, c.text...)
 		}
-		line.WriteByte('\n')
-		if budget > 0 && b.Len()+line.Len()+noteRoom > budget {
+		line = append(line, '\n')
+		if budget > 0 && b.Len()+len(line)+noteRoom > budget {
 			break
 		}
-		b.WriteString(line.String())
+		b.Write(line)
 		shown++
 		cutCells += rowCut
 		maxCellLen = max(maxCellLen, rowMax)

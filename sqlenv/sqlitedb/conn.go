@@ -125,11 +125,15 @@ static int gs_set_authorizer(sqlite3 *db, gs_guard *g) {
 	return sqlite3_set_authorizer(db, gs_authorize, g);
 }
 
-// gs_prepare prepares the first statement of sql and reports whether it is
+// gs_prepare starts a query on slot's memory account (gs_begin) with
+// heap_limit bytes, prepares the first statement of sql and reports whether it is
 // read-only, how many parameters it has (and the first name among them,
 // NULL when all are plain "?"), how many columns (at most cap) and their names.
-static int gs_prepare(int slot, sqlite3 *db, const char *sql, int n, sqlite3_stmt **stmt, int *readonly, int *nparams, const char **param, int *ncols, const char **names, int cap) {
+static int gs_prepare(int slot, gs_int64 heap_limit, sqlite3 *db, const char *sql, int n, sqlite3_stmt **stmt, int *readonly, int *nparams, const char **param, int *ncols, const char **names, int cap) {
 	const char *tail;
+	if (slot > 0) {
+		gs_begin(slot, heap_limit);
+	}
 	gs_slot = slot;
 	int rc = sqlite3_prepare_v2(db, sql, n, stmt, &tail);
 	gs_slot = 0;
@@ -442,8 +446,7 @@ func (c *conn) query(sqlText string) (*Result, error) {
 	var stmt *C.sqlite3_stmt
 	var readonly, nparams, ncols C.int
 	var param *C.char
-	C.gs_begin(c.slot, C.gs_int64(c.limit.HeapLimit))
-	rc := C.gs_prepare(c.slot, c.db, (*C.char)(unsafe.Pointer(unsafe.StringData(sqlText))), C.int(len(sqlText)),
+	rc := C.gs_prepare(c.slot, C.gs_int64(c.limit.HeapLimit), c.db, (*C.char)(unsafe.Pointer(unsafe.StringData(sqlText))), C.int(len(sqlText)),
 		&stmt, &readonly, &nparams, &param, &ncols, c.names, C.int(c.ncap))
 	if rc != sqliteOK {
 		return nil, c.failed(int(rc))

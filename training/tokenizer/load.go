@@ -203,11 +203,11 @@ func parseNormalizer(raw json.RawMessage) (func(string) string, error) {
 	case "NFC":
 		return nfc, nil
 	case "NFD":
-		return norm.NFD.String, nil
+		return normalizer(norm.NFD), nil
 	case "NFKC":
-		return norm.NFKC.String, nil
+		return normalizer(norm.NFKC), nil
 	case "NFKD":
-		return norm.NFKD.String, nil
+		return normalizer(norm.NFKD), nil
 	case "Lowercase":
 		return strings.ToLower, nil
 	case "Sequence":

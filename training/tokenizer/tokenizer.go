@@ -150,13 +150,9 @@ func (t *Tokenizer) appendToken(dst []byte, id int32, skipSpecial bool) ([]byte,
 	return unByteLevel(dst, t.model.tokens[id]), nil
 }
 
-// nfc is the NFC normalizer; it leaves bytes that are not valid UTF-8 alone.
-func nfc(s string) string {
-	if norm.NFC.IsNormalString(s) {
-		return s
-	}
-	return norm.NFC.String(s)
-}
+// nfc is the NFC normalizer (as Hugging Face's: see normalize.go); it
+// leaves bytes that are not valid UTF-8 alone.
+var nfc = normalizer(norm.NFC)
 
 // Side selects where padding goes.
 type Side int

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -203,7 +204,7 @@ func (e *Environment) Step(ctx context.Context, a Action) (Observation, error) {
 	var reward float64
 	switch {
 	case !validAction(kind):
-		errText = fmt.Sprintf("unknown action type %q: use DESCRIBE, SAMPLE, QUERY or ANSWER", a.ActionType)
+		errText = fmt.Sprintf("unknown action type %s: use DESCRIBE, SAMPLE, QUERY or ANSWER", quoteValue(string(a.ActionType)))
 		reward = ep.rewards.invalid()
 	case arg == "":
 		errText = fmt.Sprintf("%s needs an argument: %s", kind, argumentHint[kind])
@@ -237,7 +238,7 @@ func (e *Environment) Step(ctx context.Context, a Action) (Observation, error) {
 		ep.rewards.stats.TotalReward += e.reward.Wrong
 		result = strings.TrimSpace(result + "\n\nStep budget exhausted: the episode is over without an answer.")
 	}
-	return e.observe(result, errText, reward), nil
+	return e.observe(result, capError(errText), reward), nil
 }
 
 var argumentHint = map[ActionType]string{
@@ -266,7 +267,7 @@ func (e *Environment) explore(ctx context.Context, ep *episode, kind ActionType,
 	case Describe, Sample:
 		t, ok := ep.db.Table(strings.Trim(arg, "\"`[]';"))
 		if !ok {
-			errText = fmt.Sprintf("table %q not found; available tables: %s", arg, strings.Join(ep.db.TableNames(), ", "))
+			errText = fmt.Sprintf("table %s not found; available tables: %s", quoteValue(arg), strings.Join(ep.db.TableNames(), ", "))
 			break
 		}
 		key = string(kind) + "\x00" + strings.ToLower(t.Name)
@@ -479,4 +480,39 @@ func orderedQuery(sql string) bool {
 
 func isWordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z'
+}
+
+// MaxErrorBytes bounds an observation's error text: an argument, or SQLite's
+// message quoting one, cannot make every step's observation as large as
+// itself.
+const MaxErrorBytes = 500
+
+// quoteValue quotes an offending value for an error message, at most 120
+// bytes of it and then its length.
+func quoteValue(s string) string {
+	const keep = 120
+	if len(s) <= keep {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(prefixUTF8(s, keep)) + fmt.Sprintf("… (%d bytes)", len(s))
+}
+
+// capError cuts an error text to MaxErrorBytes, saying so.
+func capError(s string) string {
+	if len(s) <= MaxErrorBytes {
+		return s
+	}
+	note := fmt.Sprintf("… (error cut: %d bytes)", len(s))
+	return prefixUTF8(s, MaxErrorBytes-len(note)) + note
+}
+
+// prefixUTF8 returns at most n bytes of s, cut at the start of a character.
+func prefixUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -109,3 +109,26 @@ func TestOrderedQuery(t *testing.T) {
 		}
 	}
 }
+
+// An error never quotes a huge argument whole: DESCRIBE of a megabyte name,
+// an unknown action type, SQLite quoting a long identifier.
+func TestErrorsAreBounded(t *testing.T) {
+	f := newFixture(t)
+	e := f.env(t, Config{StepBudget: 10})
+	reset(t, e, f.questions[0].QuestionID)
+	huge := strings.Repeat("n", 1_000_000)
+	for _, a := range []Action{
+		{ActionType: Describe, Argument: huge},
+		{ActionType: ActionType(huge), Argument: "x"},
+		{ActionType: Query, Argument: "SELECT " + strings.Repeat("c", 90_000) + " FROM customer"},
+		{ActionType: Sample, Argument: huge},
+	} {
+		obs, err := e.Step(ctx, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if obs.Error == "" || len(obs.Error) > MaxErrorBytes {
+			t.Errorf("%.20s…: error of %d bytes: %.120q", a.ActionType, len(obs.Error), obs.Error)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -74,11 +75,19 @@ func (s *Server) routes() http.Handler {
 // allowed origins on state-changing requests from browser pages (a
 // cross-site form or fetch carries an Origin header; programs send none).
 func (s *Server) guard(next http.Handler) http.Handler {
-	want := []byte("Bearer " + s.cfg.AuthToken)
+	want := []byte(s.cfg.AuthToken)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.cfg.AuthToken != "" && !(r.Method == http.MethodGet && r.URL.Path == "/health") {
-			got := []byte(r.Header.Get("Authorization"))
-			if subtle.ConstantTimeCompare(got, want) != 1 {
+		if !s.hostAllowed(r.Host) {
+			s.writeError(w, r, errorf(CodeForbidden, "host %s is not served here (a name that is not loopback could be DNS rebinding): start the server with --allowed-hosts %s",
+				strconv.Quote(truncate(r.Host, 200)), hostName(truncate(r.Host, 200))))
+			return
+		}
+		health := (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Path == "/health"
+		if s.cfg.AuthToken != "" && !health {
+			// The scheme is case-insensitive (RFC 7235).
+			scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+			got := []byte(strings.TrimSpace(token))
+			if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(got, want) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="sqlenv"`)
 				s.writeError(w, r, errorf(CodeUnauthorized, "missing or wrong bearer token: send the header \"Authorization: Bearer <token>\""))
 				return
@@ -92,6 +101,30 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// hostAllowed reports whether a request's Host may be served: an IP address
+// (DNS rebinding needs a name), localhost and its subdomains, or a name
+// matching Config.AllowedHosts.
+func (s *Server) hostAllowed(host string) bool {
+	name := hostName(host)
+	if name == "" || net.ParseIP(name) != nil || name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		return true
+	}
+	for _, p := range s.cfg.AllowedHosts {
+		if ok, err := path.Match(strings.ToLower(p), name); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// hostName is a Host header's name, lower-cased, without port or brackets.
+func hostName(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
 }
 
 // originAllowed reports whether a browser page of origin may change state:

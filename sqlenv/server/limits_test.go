@@ -109,7 +109,7 @@ func TestConnectionLimits(t *testing.T) {
 
 	// A slow body.
 	c := dial("127.0.0.1")
-	io.WriteString(c, "POST /reset HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	io.WriteString(c, "POST /reset HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
 	start := time.Now()
 	if !closedSoon(c, 3*time.Second) {
 		t.Error("a trickling body held its connection for 3 s")
@@ -119,7 +119,7 @@ func TestConnectionLimits(t *testing.T) {
 
 	// An idle keep-alive connection.
 	c = dial("127.0.0.1")
-	io.WriteString(c, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+	io.WriteString(c, "GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("health: %v", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -322,5 +323,62 @@ func TestWebSocketProtocol(t *testing.T) {
 	_, extra, err := ws.conn.Read(c)
 	if websocket.CloseStatus(err) != websocket.StatusNormalClosure {
 		t.Errorf("after close: message %s, err %v; want a normal closure", extra, err)
+	}
+}
+
+// DNS rebinding: a request naming a host that is not loopback, an IP
+// address or an allowed name is refused, over HTTP and WebSocket; the auth
+// scheme is case-insensitive and HEAD /health needs no token.
+func TestHostsAndAuthDetails(t *testing.T) {
+	_, hs := testServer(t, Config{AuthToken: "s3cret", AllowedHosts: []string{"sqlenv.internal"}})
+	do := func(method, path, host, auth string) int {
+		req, _ := http.NewRequest(method, hs.URL+path, strings.NewReader("{}"))
+		req.Host = host
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(hs.URL, "http://"))
+	for _, c := range []struct {
+		method, path, host, auth string
+		want                     int
+	}{
+		{"POST", "/reset", "attacker.example:" + port, "Bearer s3cret", 403},
+		{"GET", "/health", "attacker.example", "", 403},
+		{"POST", "/reset", "localhost:" + port, "Bearer s3cret", 200},
+		{"POST", "/reset", "app.localhost:" + port, "Bearer s3cret", 200},
+		{"POST", "/reset", "127.0.0.1:" + port, "bearer s3cret", 200},
+		{"POST", "/reset", "[::1]:" + port, "BEARER s3cret", 200},
+		{"POST", "/reset", "sqlenv.internal:" + port, "Bearer s3cret", 200},
+		{"POST", "/reset", "localhost", "Bearer wrong", 401},
+		{"POST", "/reset", "localhost", "Basic s3cret", 401},
+		{"HEAD", "/health", "localhost", "", 200},
+		{"GET", "/health", "localhost", "", 200},
+	} {
+		if got := do(c.method, c.path, c.host, c.auth); got != c.want {
+			t.Errorf("%s %s Host %s, %q: %d, want %d", c.method, c.path, c.host, c.auth, got, c.want)
+		}
+	}
+	// WebSocket: the handshake is refused for a rebinding name.
+	req, _ := http.NewRequest("GET", hs.URL+"/ws", nil)
+	req.Host = "attacker.example:" + port
+	req.Header.Set("Authorization", "Bearer s3cret")
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "websocket")
+	req.Header.Set("Sec-WebSocket-Version", "13")
+	req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 403 {
+		t.Errorf("WebSocket handshake for a rebinding name: %d", resp.StatusCode)
 	}
 }

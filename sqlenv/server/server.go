@@ -77,6 +77,12 @@ type Config struct {
 	// requests (POST, DELETE: 403 FORBIDDEN for other origins); patterns
 	// match the origin's host as in websocket.AcceptOptions.
 	WebSocketOriginPatterns []string
+	// AllowedHosts lists the host names (patterns as in path.Match, "*"
+	// for any) that requests may name in their Host header besides IP
+	// addresses, localhost and *.localhost; others get 403 FORBIDDEN, so that
+	// a web page cannot drive a loopback server through a DNS-rebinding
+	// name. Set it to the names clients use to reach the server.
+	AllowedHosts []string
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 }

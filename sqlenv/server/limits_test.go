@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 )
 
@@ -221,5 +223,50 @@ func TestShutdownAnswersRunningSteps(t *testing.T) {
 	}
 	if took := time.Since(start); took > 300*time.Millisecond+shutdownGrace+time.Second {
 		t.Errorf("shutdown took %v", took)
+	}
+}
+
+// stepStarted is a blockingEnv that says when a step starts and when its
+// context ends.
+type stepStarted struct {
+	sqlenv.Env
+	started, ended chan struct{}
+}
+
+func (e stepStarted) Reset(context.Context, sqlenv.ResetOptions) (sqlenv.Observation, error) {
+	return sqlenv.Observation{Question: "q"}, nil
+}
+
+func (e stepStarted) Step(ctx context.Context, _ sqlenv.Action) (sqlenv.Observation, error) {
+	e.started <- struct{}{}
+	<-ctx.Done()
+	e.ended <- struct{}{}
+	return sqlenv.Observation{}, ctx.Err()
+}
+
+func (stepStarted) State() sqlenv.State { return sqlenv.State{} }
+func (stepStarted) Close() error        { return nil }
+
+// A WebSocket client that drops its connection while its step runs
+// cancels the step at once, as an HTTP client does.
+func TestWebSocketDisconnectCancelsTheStep(t *testing.T) {
+	env := stepStarted{started: make(chan struct{}, 1), ended: make(chan struct{}, 1)}
+	_, hs := testServer(t, Config{NewEnv: func() (sqlenv.Env, error) { return env, nil }})
+	// A raw connection, dropped without a close handshake while the step runs.
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(hs.URL, "http")+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{`{"type": "reset", "data": {}}`, `{"type": "step", "data": {"action_type": "QUERY", "argument": "SELECT 1"}}`} {
+		if err := conn.Write(ctx, websocket.MessageText, []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-env.started
+	conn.CloseNow()
+	select {
+	case <-env.ended:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the step ran on after its client left")
 	}
 }

@@ -153,9 +153,52 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	if !c.connect(conn) {
 		return
 	}
-	ctx := s.baseCtx
+	// Messages are read by a goroutine of their own, up to 8 ahead, so that
+	// a connection that drops (or closes) while a step runs cancels the step
+	// (as an HTTP client's disconnect does) instead of letting it run on.
+	ctx, cancel := context.WithCancel(s.baseCtx)
+	defer cancel()
+	type incoming struct {
+		data   []byte
+		tooBig bool
+		err    error
+	}
+	next := make(chan incoming, 8)
+	go func() {
+		for {
+			data, tooBig, err := s.readMessage(ctx, conn)
+			if err != nil {
+				cancel() // the client is gone: stop what runs for it
+			}
+			select {
+			case next <- incoming{data, tooBig, err}:
+			case <-ctx.Done():
+				if err == nil {
+					return
+				}
+				select {
+				case next <- incoming{err: err}:
+				default:
+				}
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
 	for {
-		data, tooBig, err := s.readMessage(ctx, conn)
+		var in incoming
+		select {
+		case in = <-next:
+		case <-ctx.Done():
+			select {
+			case in = <-next:
+			default:
+				return
+			}
+		}
+		data, tooBig, err := in.data, in.tooBig, in.err
 		if err != nil {
 			if st := websocket.CloseStatus(err); st == -1 && !errors.Is(err, context.Canceled) {
 				s.log.Debug("websocket read", "session", sess.tag(), "err", err)

@@ -273,7 +273,7 @@ func isCode(err error, code Code) bool {
 	return ok && e.Code == code
 }
 
-// TestCookieSession plays as OpenEnv's HTTPEnvClient does (a
+// TestCookieSession plays as OpenEnv's older HTTP client does (a
 // requests.Session: cookies kept, no session ids): the episode continues
 // across requests, and later resets reuse the session.
 func TestCookieSession(t *testing.T) {

@@ -13,9 +13,9 @@
 //	GET  /schema                                       → {action, observation, state} (JSON Schemas)
 //	GET  /metadata                                     → {name, description, version, action_types, …}
 //
-// The observation object is sqlenv.Observation without reward, done and
-// metadata, which are lifted to the top level. An invalid action (unknown
-// field, unknown action_type) is answered with 422.
+// The observation object is sqlenv.Observation without reward and done,
+// which are the response's own fields; its metadata stays inside it. An
+// invalid action (unknown field, unknown action_type) is answered with 422.
 //
 // WebSocket /ws: one session (its own environment) per connection. The
 // client sends {"type": "reset", "data": {seed?, episode_id?}},
@@ -29,21 +29,22 @@
 //
 // OpenEnv's HTTP endpoints are stateless (a fresh environment per request),
 // so an episode cannot go past /reset over plain HTTP. Here /reset also
-// opens a session and returns its id in "session_id", the X-Session-Id
-// header and the sqlenv_session cookie; /step and /state continue it when
-// given the id (header, session_id in the body or, for GET, the query, or
-// the cookie), DELETE /sessions/{id} ends it. Without an id the stateless
-// behaviour applies: /step has no episode (SESSION_ERROR) and /state is a
-// fresh environment's. Through the cookie, OpenEnv's HTTPEnvClient (a
-// requests.Session) plays whole episodes unchanged. Sessions expire after
-// Config.IdleTimeout; at capacity the least recently used idle HTTP session
-// makes room for a new session.
+// opens a session and returns its id in the X-Session-Id header and the
+// sqlenv_session cookie (the body is exactly OpenEnv's {observation, reward,
+// done}); /step and /state continue it when given the id (the header, the
+// cookie, or session_id in the body or, for GET, the query), DELETE
+// /sessions/{id} ends it. Without an id the stateless behaviour applies:
+// /step has no episode (SESSION_ERROR) and /state is a fresh environment's.
+// Through the cookie, OpenEnv's older HTTP client (a requests.Session) plays
+// whole episodes unchanged. Sessions expire after Config.IdleTimeout; at
+// capacity the least recently used idle HTTP session makes room for a new
+// session.
 //
-// Responses carry the observation's metadata at top level ("metadata":
-// episode_id, question_id, database_name, and when done correct and
-// episode_stats), which training needs; OpenEnv clients ignore it. Reset
-// takes "question_id" to choose the question. GET /metrics exposes
-// Prometheus metrics.
+// The observation's metadata (episode_id, question_id, database_name, and
+// when done correct and episode_stats), which training needs, is inside the
+// observation: OpenEnv's Observation type has that field, and its responses
+// forbid others. Reset takes "question_id" to choose the question. GET
+// /metrics exposes Prometheus metrics.
 //
 // # Errors
 //

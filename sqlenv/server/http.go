@@ -272,7 +272,7 @@ func isJSONType(ct string) bool {
 }
 
 // SessionCookie also names the session: /reset sets it, so that a client
-// keeping cookies (OpenEnv's HTTPEnvClient uses a requests.Session) plays
+// keeping cookies (OpenEnv's older HTTP client uses a requests.Session) plays
 // whole episodes over HTTP without knowing about sessions.
 const SessionCookie = "sqlenv_session"
 
@@ -379,7 +379,7 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 	}
 	if id == "" {
 		s.writeError(w, r, errorf(CodeSession, "no episode: over HTTP each request without a session runs in a fresh environment; "+
-			"pass the session_id that /reset returned (header %s or body field session_id), or use the WebSocket /ws", SessionHeader))
+			"send back the session id /reset returned in its %s header (in that header, or keep the %s cookie), or use the WebSocket /ws", SessionHeader, SessionCookie))
 		return
 	}
 	sess, ok := s.reg.acquire(id, time.Now())

@@ -115,9 +115,9 @@ func (s *Server) info() obj {
 		"idle_timeout_s": s.cfg.IdleTimeout.Seconds(),
 		"step_timeout_s": s.cfg.StepTimeout.Seconds(),
 		"extensions": []string{
-			"stateful HTTP sessions: /reset returns session_id (and header X-Session-Id); /step and /state take it; DELETE /sessions/{id}",
+			"stateful HTTP sessions: /reset returns the session id in the X-Session-Id header and the sqlenv_session cookie; /step and /state take it (header, cookie, or session_id in the body or query); DELETE /sessions/{id}",
 			"reset accepts question_id",
-			"responses carry the observation's metadata at top level",
+			"the observation's metadata (episode_id, question_id, database_name; once done correct and episode_stats) is inside the observation",
 			"GET /metrics (Prometheus text format)",
 		},
 	}

@@ -13,10 +13,10 @@ import (
 )
 
 // The JSON shapes of the protocol. Field names and nesting are OpenEnv's;
-// metadata and session_id are extensions that OpenEnv clients ignore.
+// the request fields question_id and session_id are extensions.
 
 // observationJSON is OpenEnv's observation object: sqlenv.Observation
-// without reward, done and metadata, which are lifted to the top level.
+// without reward and done, which are the response's own fields.
 type observationJSON struct {
 	Question        string   `json:"question"`
 	SchemaInfo      string   `json:"schema_info"`

@@ -14,15 +14,19 @@ type clientLimit struct {
 	max int
 	log *slog.Logger
 
+	trusted func(ip string) bool
+
 	mu   sync.Mutex
 	open map[string]int
 }
 
-func newClientLimit(l net.Listener, max int, log *slog.Logger) net.Listener {
+// newClientLimit caps the open connections of each peer address at max,
+// except those of trusted proxies (they carry many clients).
+func newClientLimit(l net.Listener, max int, log *slog.Logger, trusted func(ip string) bool) net.Listener {
 	if max <= 0 {
 		return l
 	}
-	return &clientLimit{Listener: l, max: max, log: log, open: map[string]int{}}
+	return &clientLimit{Listener: l, max: max, log: log, open: map[string]int{}, trusted: trusted}
 }
 
 // Accept returns the next connection within its client's limit.
@@ -33,6 +37,9 @@ func (l *clientLimit) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		ip := remoteIP(c)
+		if l.trusted != nil && l.trusted(ip) {
+			return c, nil
+		}
 		l.mu.Lock()
 		if l.open[ip] >= l.max {
 			l.mu.Unlock()

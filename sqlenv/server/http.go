@@ -145,13 +145,50 @@ func (s *Server) originAllowed(origin, host string) bool {
 	return false
 }
 
-// clientIP is the address a request came from (its IP, without the port).
-func clientIP(r *http.Request) string {
+// peerIP is the address of a request's TCP peer (its IP, without the port).
+func peerIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
 	}
 	return host
+}
+
+// clientIP is the client a request comes from, for per-client caps: its
+// TCP peer, or, when that peer is a trusted proxy (Config.TrustedProxies),
+// the last address in X-Forwarded-For that is not one — a client cannot
+// forge it, since each trusted proxy appends the address it received from.
+func (s *Server) clientIP(r *http.Request) string {
+	ip := peerIP(r)
+	if !s.trusted(ip) {
+		return ip
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop := strings.TrimSpace(hops[i])
+		if net.ParseIP(hop) == nil {
+			break // not an address: the header is not a proxy's
+		}
+		if !s.trusted(hop) {
+			return hop
+		}
+		ip = hop
+	}
+	return ip
+}
+
+// trusted reports whether ip is in Config.TrustedProxies.
+func (s *Server) trusted(ip string) bool {
+	addr := net.ParseIP(ip)
+	if addr == nil {
+		return false
+	}
+	for _, n := range s.proxies {
+		if n.Contains(addr) {
+			return true
+		}
+	}
+	return false
 }
 
 // truncate cuts s to at most n bytes (at a character boundary) for messages.
@@ -337,7 +374,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if sess == nil { // no id, or an expired one from a cookie
-		if sess, e = s.openSession(transportHTTP, clientIP(r), 1); e != nil {
+		if sess, e = s.openSession(transportHTTP, s.clientIP(r), 1); e != nil {
 			s.writeError(w, r, e)
 			return
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -268,5 +269,46 @@ func TestWebSocketDisconnectCancelsTheStep(t *testing.T) {
 	case <-env.ended:
 	case <-time.After(2 * time.Second):
 		t.Fatal("the step ran on after its client left")
+	}
+}
+
+// Behind a trusted reverse proxy, per-client caps count the clients named
+// by X-Forwarded-For; from any other peer the header changes nothing.
+func TestTrustedProxies(t *testing.T) {
+	reset := func(url, forwarded string) int {
+		req, _ := http.NewRequest("POST", url+"/reset", strings.NewReader("{}"))
+		req.Header.Set("Content-Type", "application/json")
+		if forwarded != "" {
+			req.Header.Set("X-Forwarded-For", forwarded)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	_, behind := testServer(t, Config{MaxSessions: 8, MaxSessionsPerClient: 2, EvictAfter: time.Hour, TrustedProxies: []string{"127.0.0.0/8"}})
+	for i, c := range []struct {
+		forwarded string
+		want      int
+	}{
+		{"10.0.0.1", 200}, {"10.0.0.1", 200}, {"10.0.0.1", 503}, // one client's cap
+		{"10.0.0.2", 200},            // another client behind the same proxy
+		{"10.0.0.1, 127.0.0.1", 503}, // through two trusted hops: still 10.0.0.1
+		{"6.6.6.6, 10.0.0.3", 200},   // a forged first hop is not believed: 10.0.0.3
+	} {
+		if got := reset(behind.URL, c.forwarded); got != c.want {
+			t.Errorf("behind a proxy, request %d (X-Forwarded-For %q): %d, want %d", i, c.forwarded, got, c.want)
+		}
+	}
+	_, direct := testServer(t, Config{MaxSessions: 8, MaxSessionsPerClient: 2, EvictAfter: time.Hour})
+	for i, want := range []int{200, 200, 503} {
+		if got := reset(direct.URL, fmt.Sprintf("10.0.1.%d", i)); got != want {
+			t.Errorf("no trusted proxy, request %d: %d, want %d (X-Forwarded-For must not count)", i, got, want)
+		}
+	}
+	if _, err := New(Config{NewEnv: func() (sqlenv.Env, error) { return blockingEnv{}, nil }, Env: sqlenv.Config{Questions: nil}, TrustedProxies: []string{"not-an-ip"}}); err == nil || !strings.Contains(err.Error(), "not-an-ip") {
+		t.Errorf("a bad trusted proxy: %v", err)
 	}
 }

@@ -73,7 +73,7 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) {
 		s.writeJSON(w, http.StatusOK, rpcFail(nil, code, e.Message))
 		return
 	}
-	s.writeJSON(w, http.StatusOK, s.mcp(r.Context(), m, clientIP(r), nil))
+	s.writeJSON(w, http.StatusOK, s.mcp(r.Context(), m, s.clientIP(r), nil))
 }
 
 func rpcFail(id json.RawMessage, code int, msg string) rpcResponse {

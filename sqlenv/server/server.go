@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -83,6 +84,12 @@ type Config struct {
 	// a web page cannot drive a loopback server through a DNS-rebinding
 	// name. Set it to the names clients use to reach the server.
 	AllowedHosts []string
+	// TrustedProxies lists the reverse proxies (IP addresses or CIDR
+	// ranges) whose X-Forwarded-For names the client: behind them, the
+	// per-client caps count each client, not the proxy, and the proxies'
+	// own connections are not capped per client. Requests from other peers
+	// are counted by their own address, whatever they send.
+	TrustedProxies []string
 	// Logger receives structured logs (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -109,6 +116,7 @@ type Server struct {
 	reg         *registry
 	metrics     *metrics
 	questionIDs map[string]bool // nil: any question id goes to the environment
+	proxies     []*net.IPNet    // Config.TrustedProxies
 	dbs         *sqlenv.Databases
 	ownsDBs     bool
 	ordinal     atomic.Uint64 // sessions made, for their seeds
@@ -148,7 +156,22 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, reg: newRegistry(cfg.MaxSessions, cfg.MaxSessionsPerClient, cfg.EvictAfter), metrics: newMetrics(), stop: make(chan struct{})}
+	var proxies []*net.IPNet
+	for _, p := range cfg.TrustedProxies {
+		if !strings.Contains(p, "/") {
+			if ip := net.ParseIP(p); ip != nil && ip.To4() != nil {
+				p += "/32"
+			} else {
+				p += "/128"
+			}
+		}
+		_, n, err := net.ParseCIDR(p)
+		if err != nil {
+			return nil, fmt.Errorf("sqlenv server: trusted proxy %q is not an IP address or CIDR range", p)
+		}
+		proxies = append(proxies, n)
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, reg: newRegistry(cfg.MaxSessions, cfg.MaxSessionsPerClient, cfg.EvictAfter), metrics: newMetrics(), stop: make(chan struct{}), proxies: proxies}
 	if len(cfg.Env.Questions) > 0 {
 		s.questionIDs = make(map[string]bool, len(cfg.Env.Questions))
 		for _, q := range cfg.Env.Questions {
@@ -211,7 +234,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
-	l = newClientLimit(l, s.cfg.MaxConnsPerClient, s.log)
+	l = newClientLimit(l, s.cfg.MaxConnsPerClient, s.log, s.trusted)
 	go func() { errc <- hs.Serve(l) }()
 	select {
 	case err := <-errc:

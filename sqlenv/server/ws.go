@@ -130,7 +130,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	// is made: a full server answers with an error message
 	// (CAPACITY_REACHED) that OpenEnv's client reads, then closes the
 	// connection with 1013 (try again later).
-	sess, e := s.openSession(transportWS, clientIP(r), 0)
+	sess, e := s.openSession(transportWS, s.clientIP(r), 0)
 	if e != nil {
 		s.refuseWS(w, r, e)
 		return

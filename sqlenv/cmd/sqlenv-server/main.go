@@ -65,6 +65,7 @@ type options struct {
 	maxBody, maxMessage    int64
 	allowOrigins           string
 	allowedHosts           string
+	trustedProxies         string
 	logLevel, logFormat    string
 }
 
@@ -98,6 +99,7 @@ func flagSet(o *options, stderr io.Writer) (*flag.FlagSet, map[string]string) {
 	fs.Int64Var(&o.maxBody, "max-body-bytes", server.DefaultMaxBodyBytes, "largest HTTP request body"+def("max-body-bytes", "SQLENV_MAX_BODY_BYTES"))
 	fs.Int64Var(&o.maxMessage, "max-message-bytes", server.DefaultMaxMessageBytes, "largest WebSocket message"+def("max-message-bytes", "SQLENV_MAX_MESSAGE_BYTES"))
 	fs.StringVar(&o.allowedHosts, "allowed-hosts", "", "comma-separated host names (patterns) clients may use in the Host header besides IP addresses and localhost; others are refused (DNS rebinding)"+def("allowed-hosts", "SQLENV_ALLOWED_HOSTS"))
+	fs.StringVar(&o.trustedProxies, "trusted-proxies", "", "comma-separated reverse proxies (IPs or CIDR ranges) whose X-Forwarded-For names the client for per-client caps"+def("trusted-proxies", "SQLENV_TRUSTED_PROXIES"))
 	fs.StringVar(&o.allowOrigins, "allow-origins", "", "comma-separated origin patterns whose browser pages may open /ws"+def("allow-origins", "SQLENV_ALLOW_ORIGINS"))
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error"+def("log-level", "SQLENV_LOG_LEVEL"))
 	fs.StringVar(&o.logFormat, "log-format", "text", "text or json"+def("log-format", "SQLENV_LOG_FORMAT"))
@@ -210,6 +212,7 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 		ShutdownTimeout:         o.shutdownTimeout,
 		WebSocketOriginPatterns: list(o.allowOrigins),
 		AllowedHosts:            list(o.allowedHosts),
+		TrustedProxies:          list(o.trustedProxies),
 		Logger:                  log,
 	})
 	if err != nil {

@@ -16,6 +16,7 @@ The kernel must be registered (run.sh --setup) and JUPYTER_DATA_DIR set.
 import html
 import json
 import os
+import queue
 import re
 import sys
 import time
@@ -24,6 +25,7 @@ import nbformat
 from jupyter_client.manager import start_new_kernel
 
 TIMEOUT = 600  # seconds for one cell (the first compiles the notebook's packages)
+LATE_OUTPUT = 0.5  # seconds to wait for outputs after the kernel went idle
 
 
 def as_text(content):
@@ -56,6 +58,19 @@ def run_cell(client, source):
             error = as_text({"text": content.get("ename", "") + ": " + content.get("evalue", "")})
         elif kind == "status" and content.get("execution_state") == "idle":
             break
+    # GoNB forwards a cell program's displays from a pipe, so one can come
+    # just after the kernel has gone idle: collect what arrives shortly after.
+    while True:
+        try:
+            msg = client.get_iopub_msg(timeout=LATE_OUTPUT)
+        except queue.Empty:
+            break
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] in ("display_data", "update_display_data", "execute_result", "stream"):
+            t = as_text(msg["content"])
+            if t:
+                texts.append(t)
     reply = client.get_shell_msg(timeout=TIMEOUT)
     if reply["content"].get("status") != "ok":
         status = "error"

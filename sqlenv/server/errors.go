@@ -54,6 +54,8 @@ const (
 	// was cancelled and changed nothing (nobody reads this answer; it is
 	// counted in the metrics as a client cancel, not a server error).
 	CodeClientClosed Code = "CLIENT_CLOSED"
+	// CodeBodyTimeout: the request body did not arrive within BodyTimeout.
+	CodeBodyTimeout Code = "REQUEST_TIMEOUT"
 )
 
 // statusOf is the one table from error codes to HTTP statuses.
@@ -72,6 +74,7 @@ var statusOf = map[Code]int{
 	CodeUnauthorized: http.StatusUnauthorized,
 	CodeForbidden:    http.StatusForbidden,
 	CodeClientClosed: 499, // nginx's "client closed request"
+	CodeBodyTimeout:  http.StatusRequestTimeout,
 }
 
 // HTTPStatus returns the HTTP status of an error code (500 for codes it

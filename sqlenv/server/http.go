@@ -281,7 +281,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (map[string]js
 		return nil, errorf(CodeTooLarge, "request body of %d bytes is larger than %d", r.ContentLength, max)
 	}
 	if r.ContentLength != 0 && !isJSONType(r.Header.Get("Content-Type")) {
-		return nil, errorf(CodeMediaType, "Content-Type %q is not application/json", r.Header.Get("Content-Type"))
+		return nil, errorf(CodeMediaType, "Content-Type %q is not application/json", truncate(r.Header.Get("Content-Type"), 200))
+	}
+	if enc := strings.TrimSpace(r.Header.Get("Content-Encoding")); enc != "" && !strings.EqualFold(enc, "identity") {
+		return nil, errorf(CodeMediaType, "Content-Encoding %q is not supported: send the JSON body uncompressed", truncate(enc, 100))
 	}
 	// A body trickling in holds a connection: it must arrive in BodyTimeout.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))
@@ -290,7 +293,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (map[string]js
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return nil, errorf(CodeTooLarge, "request body larger than %d bytes", max)
 		}
-		return nil, errorf(CodeInvalidJSON, "reading the body: %v", err)
+		if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+			return nil, errorf(CodeBodyTimeout, "the request body did not arrive within %v", s.cfg.BodyTimeout)
+		}
+		return nil, errorf(CodeInvalidJSON, "the request body could not be read (the connection broke off)")
 	}
 	return object(body, "the request body")
 }
@@ -317,6 +323,9 @@ const SessionCookie = "sqlenv_session"
 // else the body's (or for GET the query's) session_id, else the cookie.
 // fromCookie reports the last case.
 func sessionID(r *http.Request, fromBody string) (id string, fromCookie bool, e *Error) {
+	if vs := r.Header.Values(SessionHeader); len(vs) > 1 {
+		return "", false, errorf(CodeValidation, "the %s header appears %d times: send it once", SessionHeader, len(vs))
+	}
 	h := strings.TrimSpace(r.Header.Get(SessionHeader))
 	if fromBody == "" {
 		fromBody = r.URL.Query().Get("session_id")

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"flag"
@@ -380,5 +381,53 @@ func TestHostsAndAuthDetails(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 403 {
 		t.Errorf("WebSocket handshake for a rebinding name: %d", resp.StatusCode)
+	}
+}
+
+// Protocol details as RFCs and FastAPI behave: a compressed body is refused
+// (415), a repeated session header too (422), a tiny timeout_s times out
+// at once (504), and a body that never completes gets 408 with a message
+// that names no socket address.
+func TestProtocolDetails(t *testing.T) {
+	_, hs := testServer(t, Config{BodyTimeout: 300 * time.Millisecond, NewEnv: func() (sqlenv.Env, error) { return blockingEnv{}, nil }})
+	status, hdr, body := request(t, "POST", hs.URL+"/reset", nil, `{}`)
+	if status != 200 {
+		t.Fatalf("reset: %d %s", status, body)
+	}
+	sid := hdr.Get(SessionHeader)
+	if status, _, body := request(t, "POST", hs.URL+"/reset", map[string]string{"Content-Encoding": "gzip"}, `{}`); status != 415 || !strings.Contains(string(body), "Content-Encoding") {
+		t.Errorf("gzip body: %d %s", status, body)
+	}
+	req, _ := http.NewRequest("POST", hs.URL+"/step", strings.NewReader(`{"action": {"action_type": "QUERY", "argument": "SELECT 1"}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Add(SessionHeader, sid)
+	req.Header.Add(SessionHeader, "other")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 422 {
+		t.Errorf("two session headers: %d", resp.StatusCode)
+	}
+	start := time.Now()
+	status, _, body = request(t, "POST", hs.URL+"/step", map[string]string{SessionHeader: sid}, `{"action": {"action_type": "QUERY", "argument": "SELECT 1"}, "timeout_s": 1e-300}`)
+	if status != 504 || time.Since(start) > 5*time.Second {
+		t.Errorf("timeout_s 1e-300: %d after %v: %s", status, time.Since(start), body)
+	}
+	conn, err := net.Dial("tcp", strings.TrimPrefix(hs.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	io.WriteString(conn, "POST /reset HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	resp, err = http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 408 || strings.Contains(string(msg), "127.0.0.1") {
+		t.Errorf("a body that never completes: %d %s", resp.StatusCode, msg)
 	}
 }

@@ -314,7 +314,8 @@ func decodeStep(m map[string]json.RawMessage) (stepParams, *Error) {
 		if !(t > 0) || math.IsInf(t, 0) {
 			return p, errorf(CodeValidation, "timeout_s must be > 0, got %v", t)
 		}
-		p.timeout = time.Duration(min(t, 1e6) * float64(time.Second))
+		// A timeout too small for a duration still means "at once".
+		p.timeout = max(time.Duration(min(t, 1e6)*float64(time.Second)), time.Nanosecond)
 	}
 	if p.requestID, _, e = stringField(m, "request_id", "", 255); e != nil {
 		return p, e

@@ -3,6 +3,7 @@ package answer
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -75,7 +76,7 @@ func (e Expected) natural(p string) bool {
 			p = trimSentenceEnd(rest)
 		}
 		for _, alt := range andSplits(p) {
-			if sameItems(splitItems(alt), gold) && e.inOrder(splitItems(alt), gold) {
+			if items := splitItems(alt); sameItems(items, gold) && e.inOrder(items, gold) {
 				return true
 			}
 		}
@@ -113,23 +114,20 @@ func isGoldNull(e Expected) bool {
 // with words around it that the unit rule allows.
 func (e Expected) numbersIn(p string) []float64 {
 	p = trimSentenceEnd(p)
-	if v, ok := parseLooseNumber(p); ok {
+	if v, ok := readNumber(p); ok {
 		return []float64{v}
 	}
-	if v, ok := parseNumberWords(foldText(p)); ok {
-		return []float64{v}
+	allowed := e.questionWords()
+	if allowed == nil {
+		return nil // no word may surround an answer
 	}
 	// One number among words: every other word must be allowed.
 	words := strings.Fields(p)
 	var found []float64
 	for i := range words {
 		for j := i + 1; j <= len(words) && j <= i+4; j++ {
-			span := strings.Join(words[i:j], " ")
-			v, ok := parseLooseNumber(strings.Trim(span, ",;:"))
-			if !ok {
-				v, ok = parseNumberWords(foldText(strings.Trim(span, ",;:")))
-			}
-			if ok && e.allowedAround(append(slices.Clone(words[:i]), words[j:]...)) {
+			v, ok := readNumber(strings.Trim(strings.Join(words[i:j], " "), ",;:"))
+			if ok && allowed.allow(append(slices.Clone(words[:i]), words[j:]...)) {
 				found = append(found, v)
 			}
 		}
@@ -138,6 +136,15 @@ func (e Expected) numbersIn(p string) []float64 {
 		return nil // several numbers: not one answer
 	}
 	return found
+}
+
+// readNumber reads s as one number in figures (currency, spaces,
+// magnitudes allowed) or in words.
+func readNumber(s string) (float64, bool) {
+	if v, ok := parseLooseNumber(s); ok {
+		return v, true
+	}
+	return parseNumberWords(foldText(s))
 }
 
 func allEqual(vs []float64) bool {
@@ -149,24 +156,37 @@ func allEqual(vs []float64) bool {
 	return true
 }
 
-// allowedAround reports whether words may surround an answer: each is a
-// function word or appears in the question (a trailing "s" aside).
-func (e Expected) allowedAround(words []string) bool {
+// wordSet is the words that may surround an answer besides functionWords:
+// the question's, each also without a trailing "s".
+type wordSet map[string]bool
+
+// questionWords is the question's wordSet, nil without a question.
+func (e Expected) questionWords() wordSet {
 	if strings.TrimSpace(e.Question) == "" {
-		return false
+		return nil
 	}
-	q := map[string]bool{}
+	q := wordSet{}
 	for _, w := range wordsOf(e.Question) {
 		q[w], q[strings.TrimSuffix(w, "s")] = true, true
 	}
+	return q
+}
+
+// allow reports whether words may surround an answer: each is a function
+// word or in q (a trailing "s" aside), and none holds a digit. A nil set
+// allows nothing.
+func (q wordSet) allow(words []string) bool {
+	if q == nil {
+		return false
+	}
 	for _, w := range words {
+		if strings.IndexFunc(w, unicode.IsDigit) >= 0 {
+			return false
+		}
 		for _, part := range wordsOf(w) {
 			if !functionWords[part] && !q[part] && !q[strings.TrimSuffix(part, "s")] {
 				return false
 			}
-		}
-		if strings.IndexFunc(w, unicode.IsDigit) >= 0 {
-			return false
 		}
 	}
 	return true
@@ -194,7 +214,7 @@ func (e Expected) inSentence(p, gold string) bool {
 		return false
 	}
 	rest = strings.TrimSuffix(strings.TrimSpace(rest), ":")
-	return rest != "" && e.allowedAround(strings.Fields(rest))
+	return rest != "" && e.questionWords().allow(strings.Fields(rest))
 }
 
 // leadIn is the verb or colon that ends a sentence's lead-in to a list.
@@ -207,7 +227,7 @@ func (e Expected) afterLeadIn(p string) (string, bool) {
 	if loc == nil || loc[0] == 0 {
 		return "", false
 	}
-	if !e.allowedAround(strings.Fields(p[:loc[0]])) {
+	if !e.questionWords().allow(strings.Fields(p[:loc[0]])) {
 		return "", false
 	}
 	return p[loc[1]:], true
@@ -329,15 +349,14 @@ func parseDate(s string) (time.Time, bool) {
 // list separator; the first is p itself.
 func andSplits(p string) []string {
 	out := []string{p}
-	re := andSeparator
-	locs := re.FindAllStringIndex(p, -1)
+	locs := andSeparator.FindAllStringIndex(p, -1)
 	if len(locs) == 0 {
 		return out
 	}
 	last := locs[len(locs)-1]
 	out = append(out, p[:last[0]]+", "+p[last[1]:])
 	if len(locs) > 1 {
-		out = append(out, re.ReplaceAllString(p, ", "))
+		out = append(out, andSeparator.ReplaceAllString(p, ", "))
 	}
 	return out
 }
@@ -388,16 +407,19 @@ func (e Expected) permutedColumns(p string) bool {
 		return false
 	}
 	n := len(gold[0])
+	for _, r := range pred {
+		if len(r) != n {
+			return false
+		}
+	}
 	perm := make([]int, n)
 	for i := range perm {
 		perm[i] = i
 	}
+	// The identity is the main rule's; the others follow it.
 	for nextPermutation(perm) {
 		permuted := make([][]cell, len(pred))
 		for i, r := range pred {
-			if len(r) != n {
-				return false
-			}
 			permuted[i] = make([]cell, n)
 			for k := range n {
 				permuted[i][perm[k]] = r[k]
@@ -475,11 +497,7 @@ func fromJSON(p string) (string, bool) {
 
 // objectRow is an object's values as one row, in the order of its keys.
 func objectRow(m map[string]any) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	cells := make([]string, len(keys))
 	for i, k := range keys {
 		cells[i] = jsonScalar(m[k])

@@ -363,7 +363,7 @@ func summarize(kind, raw ActionType, arg, errText string) string {
 	if !validAction(kind) {
 		name = string(raw)
 	}
-	s := strings.TrimSpace(name + " " + cellText(arg, 80))
+	s := strings.TrimSpace(name + " " + oneLine(arg, 80))
 	if errText != "" {
 		return s + " → error"
 	}
@@ -504,15 +504,4 @@ func capError(s string) string {
 	}
 	note := fmt.Sprintf("… (error cut: %d bytes)", len(s))
 	return prefixUTF8(s, MaxErrorBytes-len(note)) + note
-}
-
-// prefixUTF8 returns at most n bytes of s, cut at the start of a character.
-func prefixUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }

@@ -132,3 +132,15 @@ func TestErrorsAreBounded(t *testing.T) {
 		}
 	}
 }
+
+// History lines show an action on one line as written: line breaks become
+// spaces, and nothing is escaped ("||" and 'NULL' stay as they are).
+func TestHistoryLinesKeepTheSQL(t *testing.T) {
+	f := newFixture(t)
+	e := f.env(t, Config{})
+	reset(t, e, f.questions[0].QuestionID)
+	obs := step(t, e, Query, "SELECT name || 'NULL'\nFROM customer\tLIMIT 1")
+	if got := obs.ActionHistory[0]; got != "QUERY SELECT name || 'NULL' FROM customer LIMIT 1 → ok" {
+		t.Errorf("history line %q", got)
+	}
+}

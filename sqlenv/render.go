@@ -20,10 +20,10 @@ import (
 // escaped (\n, \t, \x00); a "|" in a value or a column name is "\|", so the
 // columns always split on " | "; a blob that is not plain text is hex; a
 // value cut at cellWidth characters says how long it is. The whole
-// observation stays within budget characters (0: no limit): rows, and if
-// the header alone would take half of it columns too, are left out, and the
-// last line says exactly what was cut, so that the agent can narrow its
-// query.
+// observation stays within budget characters (0: no limit): columns beyond
+// those whose header and first row fit, then rows, are left out (and a
+// single column too wide gets narrower cells); the last line says exactly
+// what was cut, so that the agent can narrow its query.
 func renderRows(cols []string, rows [][]any, total int, truncated bool, maxRows, cellWidth, budget int) string {
 	const noteRoom = 300 // the last line
 	ncols := len(cols)
@@ -146,7 +146,7 @@ type shownCell struct {
 // hundred bytes to render.
 func cell(v any, width int) shownCell {
 	var s string
-	unit := "characters"
+	blob := false // a text blob's length is given in bytes
 	switch x := v.(type) {
 	case string:
 		if strings.EqualFold(x, "NULL") {
@@ -161,15 +161,14 @@ func cell(v any, width int) shownCell {
 			}
 			return shownCell{text: hexBlob(x)}
 		}
-		s = string(x)
-		unit = "bytes"
+		s, blob = string(x), true
 	default:
 		return shownCell{text: answer.FormatValue(v)}
 	}
 	full := 0
 	if width > 0 && len(s) > width {
 		full = utf8.RuneCountInString(s)
-		if unit == "bytes" {
+		if blob {
 			full = len(s)
 		}
 		if full > width {
@@ -224,6 +223,17 @@ func escapeCell(s string) string {
 	return b.String()
 }
 
+// prefixUTF8 returns at most n bytes of s, cut at the start of a character.
+func prefixUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 // prefixRunes returns the first n characters of s.
 func prefixRunes(s string, n int) string {
 	i := 0
@@ -236,9 +246,18 @@ func prefixRunes(s string, n int) string {
 	return s
 }
 
-// cellText puts s on one line, escaped as a result's cells are, and caps it
-// at width characters (used for actions in history lines).
-func cellText(s string, width int) string { return cell(s, width).text }
+// oneLine puts an action's argument on one line (line breaks and tabs
+// become spaces) and caps it at width characters, for history lines: they
+// are not split into cells, so nothing else is escaped.
+func oneLine(s string, width int) string {
+	if strings.ContainsAny(s, "\n\r\t") {
+		s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "\t", " ").Replace(s)
+	}
+	if width > 0 && len(s) > width && utf8.RuneCountInString(s) > width {
+		s = prefixRunes(s, width-1) + "…"
+	}
+	return s
+}
 
 // renderDescribe renders DESCRIBE's result.
 func renderDescribe(t sqlitedb.Table) string {

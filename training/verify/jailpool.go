@@ -101,15 +101,3 @@ func (p *jailPool) remove(pj *pooledJail) bool {
 	p.idle = slices.Delete(p.idle, i, i+1)
 	return true
 }
-
-// closeIdle closes every idle jail (tests).
-func (p *jailPool) closeIdle() {
-	p.mu.Lock()
-	idle := p.idle
-	p.idle = nil
-	p.mu.Unlock()
-	for _, pj := range idle {
-		pj.timer.Stop()
-		pj.close()
-	}
-}

@@ -191,34 +191,32 @@ func (s *Sandbox) Run(ctx context.Context, dir string, timeout time.Duration, st
 	} else {
 		res.Notices = append(res.Notices, "prlimit not found: resource limits not applied")
 	}
-	{
-		slot, note, err := sandboxUIDs.acquire(ctx)
-		if err != nil {
-			res.Err = err
-			return res
-		}
-		if note != "" {
-			res.Notices = append(res.Notices, note)
-		}
-		uid := SandboxUIDBase + slot
-		r := s.runAs(ctx, dir, timeout, stdin, full, lim, uid, res.Notices)
-		// Nothing of uid may outlive the run. With a PID namespace the
-		// kernel has killed (and the namespace's init reaped) whatever the
-		// command left before Wait returned; without one, every process of
-		// uid in /proc is killed here.
-		live, zombies := 0, 0
-		if !r.usedNS {
-			live, zombies = killUID(uid, time.Second)
-		}
-		// Nor anything it wrote where every uid can write (/tmp, /dev/shm...).
-		if err := removeFilesOfUID(uid); err != nil {
-			r.Notices = append(r.Notices, "files of the sandbox uid may be left: "+err.Error())
-		}
-		// The uid is handed out again only when none of its processes, not
-		// even a zombie (which still counts for RLIMIT_NPROC), is left.
-		sandboxUIDs.settle(slot, live, zombies)
-		return r.RunResult
+	slot, note, err := sandboxUIDs.acquire(ctx)
+	if err != nil {
+		res.Err = err
+		return res
 	}
+	if note != "" {
+		res.Notices = append(res.Notices, note)
+	}
+	uid := SandboxUIDBase + slot
+	r := s.runAs(ctx, dir, timeout, stdin, full, lim, uid, res.Notices)
+	// Nothing of uid may outlive the run. With a PID namespace the
+	// kernel has killed (and the namespace's init reaped) whatever the
+	// command left before Wait returned; without one, every process of
+	// uid in /proc is killed here.
+	live, zombies := 0, 0
+	if !r.usedNS {
+		live, zombies = killUID(uid, time.Second)
+	}
+	// Nor anything it wrote where every uid can write (/tmp, /dev/shm...).
+	if err := removeFilesOfUID(uid); err != nil {
+		r.Notices = append(r.Notices, "files of the sandbox uid may be left: "+err.Error())
+	}
+	// The uid is handed out again only when none of its processes, not
+	// even a zombie (which still counts for RLIMIT_NPROC), is left.
+	sandboxUIDs.settle(slot, live, zombies)
+	return r.RunResult
 }
 
 type runOutcome struct {
@@ -226,18 +224,15 @@ type runOutcome struct {
 	usedNS bool // the command ran in its own PID namespace
 }
 
-// runAs runs argv (wrapped in prlimit) as uid (-1: as the caller), in
-// namespaces when root and they work.
+// runAs runs argv (the launcher, wrapped in prlimit) as the pool uid uid,
+// in namespaces where they work.
 func (s *Sandbox) runAs(ctx context.Context, dir string, timeout time.Duration, stdin []byte, argv []string, lim Limits, uid int, notices []string) runOutcome {
-	root := uid >= 0
-	if root {
-		if s.Own != "" {
-			if err := giveDir(s.Own, uid); err != nil {
-				return runOutcome{RunResult: RunResult{Err: err, Notices: notices}}
-			}
+	if s.Own != "" {
+		if err := giveDir(s.Own, uid); err != nil {
+			return runOutcome{RunResult: RunResult{Err: err, Notices: notices}}
 		}
 	}
-	useNS := root && !namespacesBroken.Load()
+	useNS := !namespacesBroken.Load()
 	for {
 		r := s.runOnce(ctx, dir, timeout, stdin, argv, lim, uid, useNS, true)
 		if r.Err != nil && useNS && (errors.Is(r.Err, syscall.EPERM) || errors.Is(r.Err, syscall.EINVAL) || errors.Is(r.Err, syscall.ENOSPC)) {
@@ -246,7 +241,7 @@ func (s *Sandbox) runAs(ctx context.Context, dir string, timeout time.Duration, 
 			useNS = false
 			continue
 		}
-		if !useNS && root {
+		if !useNS {
 			notices = append(notices, "no PID/net namespace isolation")
 		}
 		r.Notices = append(notices, r.Notices...)

@@ -158,25 +158,24 @@ func (ws *workspace) compile(ctx context.Context, comp string, flags []string, l
 		sb := Sandbox{Limits: lim, NoIsolation: true}
 		return sb.Run(ctx, ws.dir, timeout, nil, argv...)
 	}
-	startedJailed := ws.useJail()
+	jailed := ws.useJail()
 	out, err := ws.commandDir("out")
 	if err != nil {
 		return RunResult{Err: err}
 	}
 	defer os.RemoveAll(out)
 	var r RunResult
-	jailed := false
-	if ws.useJail() {
+	if jailed {
 		if r, jailed, err = ws.compileInJail(ctx, comp, flags, lim, timeout, out); err != nil {
 			return RunResult{Err: err}
 		}
-	}
-	if !jailed && startedJailed {
-		// bubblewrap failed: the fallback's commands need a directory they can reach.
-		if out, err = ws.commandDir("out"); err != nil {
-			return RunResult{Err: err}
+		if !jailed {
+			// bubblewrap failed: the fallback's commands need a directory they can reach.
+			if out, err = ws.commandDir("out"); err != nil {
+				return RunResult{Err: err}
+			}
+			defer os.RemoveAll(out)
 		}
-		defer os.RemoveAll(out)
 	}
 	if !jailed {
 		if err := copyFile(filepath.Join(ws.dir, "main.cpp"), filepath.Join(out, "main.cpp"), 0o644); err != nil {

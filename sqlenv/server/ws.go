@@ -161,50 +161,28 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	type incoming struct {
 		data   []byte
 		tooBig bool
-		err    error
 	}
 	next := make(chan incoming, 8)
 	go func() {
+		defer close(next)
 		for {
 			data, tooBig, err := s.readMessage(ctx, conn)
 			if err != nil {
+				if st := websocket.CloseStatus(err); st == -1 && !errors.Is(err, context.Canceled) {
+					s.log.Debug("websocket read", "session", sess.tag(), "err", err)
+				}
 				cancel() // the client is gone: stop what runs for it
-			}
-			select {
-			case next <- incoming{data, tooBig, err}:
-			case <-ctx.Done():
-				if err == nil {
-					return
-				}
-				select {
-				case next <- incoming{err: err}:
-				default:
-				}
 				return
 			}
-			if err != nil {
+			select {
+			case next <- incoming{data, tooBig}:
+			case <-ctx.Done():
 				return
 			}
 		}
 	}()
-	for {
-		var in incoming
-		select {
-		case in = <-next:
-		case <-ctx.Done():
-			select {
-			case in = <-next:
-			default:
-				return
-			}
-		}
-		data, tooBig, err := in.data, in.tooBig, in.err
-		if err != nil {
-			if st := websocket.CloseStatus(err); st == -1 && !errors.Is(err, context.Canceled) {
-				s.log.Debug("websocket read", "session", sess.tag(), "err", err)
-			}
-			return
-		}
+	for in := range next {
+		data, tooBig := in.data, in.tooBig
 		if !c.begin() {
 			return
 		}

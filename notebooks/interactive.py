@@ -78,11 +78,31 @@ def run_cell(client, source):
     return status, texts, error
 
 
+def wait_for_iopub(client):
+    """Waits until the client's IOPub subscription receives messages: a new
+    client's subscription joins late (ZeroMQ's slow joiner), and a cell run
+    before that loses its outputs (CI saw a cell after a restart answer ok
+    with none). The kernel answers kernel_info with a busy/idle pair on IOPub."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        msg_id = client.kernel_info()
+        client.get_shell_msg(timeout=TIMEOUT)
+        try:
+            while True:
+                msg = client.get_iopub_msg(timeout=1)
+                if msg["parent_header"].get("msg_id") == msg_id:
+                    return
+        except queue.Empty:
+            continue
+    raise RuntimeError("the kernel's IOPub channel sends nothing")
+
+
 def main(path, steps):
     nb = nbformat.read(path, as_version=4)
     code = [c.source for c in nb.cells if c.cell_type == "code"]
     cwd = os.path.dirname(os.path.abspath(path))
     km, client = start_new_kernel(kernel_name="gonb", cwd=cwd)
+    wait_for_iopub(client)
     try:
         for step in steps:
             if step == "restart":
@@ -91,6 +111,7 @@ def main(path, steps):
                 client = km.client()
                 client.start_channels()
                 client.wait_for_ready(timeout=TIMEOUT)
+                wait_for_iopub(client)
                 print(json.dumps({"restart": True}), flush=True)
                 continue
             if step.startswith("complete:"):

@@ -44,7 +44,8 @@
 // when done correct and episode_stats), which training needs, is inside the
 // observation: OpenEnv's Observation type has that field, and its responses
 // forbid others. Reset takes "question_id" to choose the question. GET
-// /metrics exposes Prometheus metrics.
+// /metrics exposes Prometheus metrics: the server's sqlenv_* families and
+// client_golang's standard Go runtime and process collectors.
 //
 // # Errors
 //

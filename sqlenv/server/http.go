@@ -39,10 +39,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /info", func(w http.ResponseWriter, r *http.Request) {
 		s.writeJSON(w, http.StatusOK, s.info())
 	})
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		s.metrics.write(w, s.reg.counts())
-	})
+	mux.Handle("GET /metrics", s.metrics.handler)
 	mux.HandleFunc("GET /ws", s.handleWS)
 	mux.HandleFunc("POST /mcp", s.handleMCP)
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {

@@ -166,9 +166,7 @@ func TestClientGoneMidStep(t *testing.T) {
 	}
 	deadline := time.Now().Add(2 * time.Second)
 	for time.Now().Before(deadline) {
-		s.metrics.mu.Lock()
-		closed, exec := s.metrics.errors[CodeClientClosed], s.metrics.errors[CodeExecution]
-		s.metrics.mu.Unlock()
+		closed, exec := s.metrics.errors[CodeClientClosed].Load(), s.metrics.errors[CodeExecution].Load()
 		if closed == 1 {
 			if exec != 0 {
 				t.Errorf("%d execution errors", exec)

@@ -1,42 +1,86 @@
 package server
 
 import (
-	"fmt"
-	"io"
-	"math"
-	"slices"
-	"sync"
+	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 )
 
-// metrics are the server's counters, written in Prometheus' text format
-// (version 0.0.4) by /metrics.
+// metrics are the server's counters. /metrics serves them with the Go
+// runtime's (go_*) and the process' (process_*) standard collectors from
+// the server's own registry, so that two servers in one process never share
+// values.
+//
+// The hot paths only add to atomics; the sqlenv_* families are built from
+// them when Prometheus scrapes (metrics implements prometheus.Collector).
 type metrics struct {
-	resets        atomic.Uint64
-	steps         map[sqlenv.ActionType]*atomic.Uint64 // fixed keys: sqlenv.ActionTypes
-	expired       atomic.Uint64
-	evicted       atomic.Uint64
-	sessionsTotal sync.Map // transport → *atomic.Uint64
+	resets  atomic.Uint64
+	expired atomic.Uint64
+	evicted atomic.Uint64
+	steps   map[sqlenv.ActionType]*atomic.Uint64 // fixed keys: sqlenv.ActionTypes
+	opened  map[string]*atomic.Uint64            // fixed keys: transports
+	errors  map[Code]*atomic.Uint64              // fixed keys: every code in statusOf
+	latency prometheus.Histogram
 
-	mu     sync.Mutex
-	errors map[Code]uint64
+	// sessions returns the open session count by transport.
+	sessions func() map[string]int
 
-	latency histogram
+	registry *prometheus.Registry
+	handler  http.Handler
 }
 
-func newMetrics() *metrics {
-	m := &metrics{steps: map[sqlenv.ActionType]*atomic.Uint64{}, errors: map[Code]uint64{}}
+var transports = []string{transportHTTP, transportWS}
+
+var (
+	descSessions = prometheus.NewDesc("sqlenv_sessions",
+		"Open environment sessions by transport.", []string{"transport"}, nil)
+	descOpened = prometheus.NewDesc("sqlenv_sessions_opened_total",
+		"Sessions opened by transport.", []string{"transport"}, nil)
+	descExpired = prometheus.NewDesc("sqlenv_sessions_expired_total",
+		"Sessions closed after IdleTimeout without a request.", nil, nil)
+	descEvicted = prometheus.NewDesc("sqlenv_sessions_evicted_total",
+		"Idle HTTP sessions closed to make room for a new session at capacity.", nil, nil)
+	descResets = prometheus.NewDesc("sqlenv_resets_total", "Episodes started.", nil, nil)
+	descSteps  = prometheus.NewDesc("sqlenv_steps_total",
+		"Steps executed by action type.", []string{"action_type"}, nil)
+	descErrors = prometheus.NewDesc("sqlenv_errors_total",
+		"Protocol errors returned, by code.", []string{"code"}, nil)
+)
+
+// newMetrics returns the counters, registered with the standard Go and
+// process collectors. sessions reports the open sessions by transport.
+func newMetrics(sessions func() map[string]int) *metrics {
+	m := &metrics{
+		steps:    map[sqlenv.ActionType]*atomic.Uint64{},
+		opened:   map[string]*atomic.Uint64{},
+		errors:   map[Code]*atomic.Uint64{},
+		sessions: sessions,
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "sqlenv_step_duration_seconds",
+			Help:    "Time the environment took per step.",
+			Buckets: []float64{0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
+		}),
+		registry: prometheus.NewRegistry(),
+	}
 	for _, t := range sqlenv.ActionTypes {
 		m.steps[t] = new(atomic.Uint64)
 	}
-	m.latency.bounds = []float64{0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
-	m.latency.counts = make([]atomic.Uint64, len(m.latency.bounds)+1)
-	for c := range statusOf { // every code appears, at 0, from the start
-		m.errors[c] = 0
+	for _, t := range transports {
+		m.opened[t] = new(atomic.Uint64)
 	}
+	for c := range statusOf { // every code appears, at 0, from the start
+		m.errors[c] = new(atomic.Uint64)
+	}
+	m.registry.MustRegister(m, m.latency,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.handler = promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 	return m
 }
 
@@ -44,93 +88,45 @@ func (m *metrics) step(t sqlenv.ActionType, d time.Duration) {
 	if c, ok := m.steps[normalizeType(string(t))]; ok {
 		c.Add(1)
 	}
-	m.latency.observe(d.Seconds())
+	m.latency.Observe(d.Seconds())
 }
 
 func (m *metrics) error(c Code) {
-	m.mu.Lock()
-	m.errors[c]++
-	m.mu.Unlock()
+	if n, ok := m.errors[c]; ok {
+		n.Add(1)
+	}
 }
 
 func (m *metrics) sessionOpened(transport string) {
-	v, _ := m.sessionsTotal.LoadOrStore(transport, new(atomic.Uint64))
-	v.(*atomic.Uint64).Add(1)
-}
-
-// histogram is a Prometheus histogram with fixed bounds (seconds).
-type histogram struct {
-	bounds []float64
-	counts []atomic.Uint64 // per bucket, not cumulative; the last is +Inf
-	sumNs  atomic.Int64
-}
-
-func (h *histogram) observe(v float64) {
-	i, _ := slices.BinarySearch(h.bounds, v) // the first bound ≥ v: le is inclusive
-	h.counts[i].Add(1)
-	h.sumNs.Add(int64(v * 1e9))
-}
-
-// write prints every metric. sessions is the open session count by
-// transport.
-func (m *metrics) write(w io.Writer, sessions map[string]int) {
-	fmt.Fprintln(w, "# HELP sqlenv_sessions Open environment sessions by transport.")
-	fmt.Fprintln(w, "# TYPE sqlenv_sessions gauge")
-	for _, t := range []string{transportHTTP, transportWS} {
-		fmt.Fprintf(w, "sqlenv_sessions{transport=%q} %d\n", t, sessions[t])
+	if n, ok := m.opened[transport]; ok {
+		n.Add(1)
 	}
-	fmt.Fprintln(w, "# HELP sqlenv_sessions_opened_total Sessions opened by transport.")
-	fmt.Fprintln(w, "# TYPE sqlenv_sessions_opened_total counter")
-	for _, t := range []string{transportHTTP, transportWS} {
-		var n uint64
-		if v, ok := m.sessionsTotal.Load(t); ok {
-			n = v.(*atomic.Uint64).Load()
-		}
-		fmt.Fprintf(w, "sqlenv_sessions_opened_total{transport=%q} %d\n", t, n)
+}
+
+// Describe implements prometheus.Collector.
+func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descSessions, descOpened, descExpired, descEvicted, descResets, descSteps, descErrors} {
+		ch <- d
 	}
-	fmt.Fprintln(w, "# HELP sqlenv_sessions_expired_total Sessions closed after IdleTimeout without a request.")
-	fmt.Fprintln(w, "# TYPE sqlenv_sessions_expired_total counter")
-	fmt.Fprintf(w, "sqlenv_sessions_expired_total %d\n", m.expired.Load())
-	fmt.Fprintln(w, "# HELP sqlenv_sessions_evicted_total Idle HTTP sessions closed to make room for a new session at capacity.")
-	fmt.Fprintln(w, "# TYPE sqlenv_sessions_evicted_total counter")
-	fmt.Fprintf(w, "sqlenv_sessions_evicted_total %d\n", m.evicted.Load())
-	fmt.Fprintln(w, "# HELP sqlenv_resets_total Episodes started.")
-	fmt.Fprintln(w, "# TYPE sqlenv_resets_total counter")
-	fmt.Fprintf(w, "sqlenv_resets_total %d\n", m.resets.Load())
-	fmt.Fprintln(w, "# HELP sqlenv_steps_total Steps executed by action type.")
-	fmt.Fprintln(w, "# TYPE sqlenv_steps_total counter")
+}
+
+// Collect implements prometheus.Collector.
+func (m *metrics) Collect(ch chan<- prometheus.Metric) {
+	counter := func(d *prometheus.Desc, n *atomic.Uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(n.Load()), labels...)
+	}
+	open := m.sessions()
+	for _, t := range transports {
+		ch <- prometheus.MustNewConstMetric(descSessions, prometheus.GaugeValue, float64(open[t]), t)
+		counter(descOpened, m.opened[t], t)
+	}
+	counter(descExpired, &m.expired)
+	counter(descEvicted, &m.evicted)
+	counter(descResets, &m.resets)
 	for _, t := range sqlenv.ActionTypes {
-		fmt.Fprintf(w, "sqlenv_steps_total{action_type=%q} %d\n", t, m.steps[t].Load())
+		counter(descSteps, m.steps[t], string(t))
 	}
-	fmt.Fprintln(w, "# HELP sqlenv_errors_total Protocol errors returned, by code.")
-	fmt.Fprintln(w, "# TYPE sqlenv_errors_total counter")
-	m.mu.Lock()
-	codes := make([]Code, 0, len(m.errors))
-	for c := range m.errors {
-		codes = append(codes, c)
+	for c, n := range m.errors {
+		counter(descErrors, n, string(c))
 	}
-	slices.Sort(codes)
-	for _, c := range codes {
-		fmt.Fprintf(w, "sqlenv_errors_total{code=%q} %d\n", c, m.errors[c])
-	}
-	m.mu.Unlock()
-	h := &m.latency
-	fmt.Fprintln(w, "# HELP sqlenv_step_duration_seconds Time the environment took per step.")
-	fmt.Fprintln(w, "# TYPE sqlenv_step_duration_seconds histogram")
-	var cum uint64
-	for i, b := range h.bounds {
-		cum += h.counts[i].Load()
-		fmt.Fprintf(w, "sqlenv_step_duration_seconds_bucket{le=%q} %d\n", formatFloat(b), cum)
-	}
-	cum += h.counts[len(h.bounds)].Load()
-	fmt.Fprintf(w, "sqlenv_step_duration_seconds_bucket{le=\"+Inf\"} %d\n", cum)
-	fmt.Fprintf(w, "sqlenv_step_duration_seconds_sum %s\n", formatFloat(float64(h.sumNs.Load())/1e9))
-	fmt.Fprintf(w, "sqlenv_step_duration_seconds_count %d\n", cum) // = the +Inf bucket, as Prometheus requires
-}
-
-func formatFloat(f float64) string {
-	if math.IsInf(f, 1) {
-		return "+Inf"
-	}
-	return fmt.Sprint(f)
 }

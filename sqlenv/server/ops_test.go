@@ -1,16 +1,20 @@
 package server
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"net/http"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 )
@@ -299,56 +303,86 @@ func TestMetrics(t *testing.T) {
 	if values["sqlenv_step_duration_seconds_sum"] <= 0 {
 		t.Error("step duration sum is 0")
 	}
+	// What an operator's dashboards expect beside the server's own families:
+	// the client library's standard Go runtime and process collectors.
+	for _, k := range []string{"go_goroutines", "go_threads", "go_memstats_heap_alloc_bytes",
+		"go_gc_duration_seconds_count", "process_resident_memory_bytes", "process_open_fds",
+		"process_max_fds", "process_cpu_seconds_total", "process_start_time_seconds"} {
+		if v, ok := values[k]; !ok {
+			t.Errorf("no %s", k)
+		} else if v <= 0 && k != "go_gc_duration_seconds_count" && k != "process_cpu_seconds_total" {
+			t.Errorf("%s = %v", k, v)
+		}
+	}
+	if n := len(values); n < 50 {
+		t.Errorf("only %d samples", n)
+	}
 }
 
-var metricLine = regexp.MustCompile(`^([a-z_]+)(\{[a-z_]+="[^"]*"\})? (\S+)$`)
-
-// parseMetrics checks the text format (HELP and TYPE before each family,
-// one sample per line, cumulative histogram buckets) and returns the
-// samples.
+// parseMetrics parses the text format with Prometheus' own parser (which
+// refuses a sample before its family's TYPE line, duplicate families and
+// malformed lines) and returns the samples by name and labels as
+// `name{k="v",…}` (histogram buckets as name_bucket{le="…"}, then _sum and
+// _count; summaries likewise with quantile).
 func parseMetrics(tb testing.TB, body []byte) map[string]float64 {
 	tb.Helper()
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		tb.Fatalf("metrics do not parse: %v\n%s", err, body)
+	}
 	values := map[string]float64{}
-	typed := map[string]string{}
-	last := -1.0
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	for sc.Scan() {
-		line := sc.Text()
-		if f, ok := strings.CutPrefix(line, "# TYPE "); ok {
-			name, kind, _ := strings.Cut(f, " ")
-			typed[name] = kind
-			last = -1
-			continue
+	for name, f := range families {
+		if f.GetHelp() == "" {
+			tb.Errorf("%s has no HELP", name)
 		}
-		if strings.HasPrefix(line, "# HELP ") {
-			continue
-		}
-		m := metricLine.FindStringSubmatch(line)
-		if m == nil {
-			tb.Fatalf("bad metrics line %q", line)
-		}
-		family := m[1]
-		for _, suf := range []string{"_bucket", "_sum", "_count"} {
-			if base, ok := strings.CutSuffix(family, suf); ok && typed[base] == "histogram" {
-				family = base
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			key := func(suffix string, extra ...string) string {
+				all := append(slices.Clone(labels), extra...)
+				if len(all) == 0 {
+					return name + suffix
+				}
+				return name + suffix + "{" + strings.Join(all, ",") + "}"
+			}
+			switch {
+			case m.Counter != nil:
+				values[key("")] = m.Counter.GetValue()
+			case m.Gauge != nil:
+				values[key("")] = m.Gauge.GetValue()
+			case m.Untyped != nil:
+				values[key("")] = m.Untyped.GetValue()
+			case m.Histogram != nil:
+				h := m.Histogram
+				last := 0.0
+				for _, b := range h.GetBucket() {
+					v := float64(b.GetCumulativeCount())
+					if v < last {
+						tb.Errorf("%s: bucket le=%v below the previous one", name, b.GetUpperBound())
+					}
+					last = v
+					values[key("_bucket", fmt.Sprintf("le=%q", formatBound(b.GetUpperBound())))] = v
+				}
+				values[key("_bucket", `le="+Inf"`)] = float64(h.GetSampleCount())
+				values[key("_sum")] = h.GetSampleSum()
+				values[key("_count")] = float64(h.GetSampleCount())
+			case m.Summary != nil:
+				values[key("_sum")] = m.Summary.GetSampleSum()
+				values[key("_count")] = float64(m.Summary.GetSampleCount())
 			}
 		}
-		if typed[family] == "" {
-			tb.Errorf("%s has no # TYPE line", m[1])
-		}
-		v, err := strconv.ParseFloat(m[3], 64)
-		if err != nil {
-			tb.Fatalf("bad value in %q", line)
-		}
-		if strings.HasSuffix(m[1], "_bucket") {
-			if v < last {
-				tb.Errorf("bucket %q below the previous one", line)
-			}
-			last = v
-		}
-		values[m[1]+m[2]] = v
 	}
 	return values
+}
+
+func formatBound(b float64) string {
+	if math.IsInf(b, 1) {
+		return "+Inf"
+	}
+	return strconv.FormatFloat(b, 'g', -1, 64)
 }
 
 // waitFor polls cond for up to 10 s.

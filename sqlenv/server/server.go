@@ -171,7 +171,8 @@ func New(cfg Config) (*Server, error) {
 		}
 		proxies = append(proxies, n)
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, reg: newRegistry(cfg.MaxSessions, cfg.MaxSessionsPerClient, cfg.EvictAfter), metrics: newMetrics(), stop: make(chan struct{}), proxies: proxies}
+	s := &Server{cfg: cfg, log: cfg.Logger, reg: newRegistry(cfg.MaxSessions, cfg.MaxSessionsPerClient, cfg.EvictAfter), stop: make(chan struct{}), proxies: proxies}
+	s.metrics = newMetrics(s.reg.counts)
 	if len(cfg.Env.Questions) > 0 {
 		s.questionIDs = make(map[string]bool, len(cfg.Env.Questions))
 		for _, q := range cfg.Env.Questions {

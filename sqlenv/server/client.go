@@ -22,7 +22,11 @@ type ClientOptions struct {
 	// HTTPClient makes the requests and the WebSocket handshakes (default
 	// http.DefaultClient).
 	HTTPClient *http.Client
-	// Header is sent with every request and handshake (authentication).
+	// Header is sent with every request and handshake (authentication:
+	// "Authorization: Bearer <token>"). Without it, an address with a
+	// password (http://sqlenv:<token>@host:port) sends that as HTTP Basic
+	// authentication, which the server also accepts; errors and Addr show
+	// such an address with the password replaced by "xxxxx".
 	Header http.Header
 	// DialTimeout bounds Pool.NewEnv's connection (default 10 s).
 	DialTimeout time.Duration
@@ -50,6 +54,21 @@ func (o *ClientOptions) withDefaults() ClientOptions {
 	return c
 }
 
+// redactAddr hides the password of a server address that may not parse
+// (url.URL.Redacted needs one that does): what lies between "://" and the
+// last "@" before the path.
+func redactAddr(addr string) string {
+	_, rest, ok := strings.Cut(addr, "://")
+	if !ok {
+		rest = addr
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	if at := strings.LastIndex(host, "@"); at >= 0 {
+		return strings.Replace(addr, host[:at], "xxxxx", 1)
+	}
+	return addr
+}
+
 // baseURL turns an address ("host:port", "http://host:port",
 // "ws://host:port/ws", with or without a path prefix) into the server's
 // HTTP base URL.
@@ -59,7 +78,7 @@ func baseURL(addr string) (*url.URL, error) {
 	}
 	u, err := url.Parse(addr)
 	if err != nil {
-		return nil, fmt.Errorf("sqlenv client: address %q: %w", addr, err)
+		return nil, fmt.Errorf("sqlenv client: address %q does not parse as a URL", redactAddr(addr))
 	}
 	switch u.Scheme {
 	case "ws":
@@ -68,10 +87,10 @@ func baseURL(addr string) (*url.URL, error) {
 		u.Scheme = "https"
 	case "http", "https":
 	default:
-		return nil, fmt.Errorf("sqlenv client: address %q: scheme must be http, https, ws or wss", addr)
+		return nil, fmt.Errorf("sqlenv client: address %q: scheme must be http, https, ws or wss", u.Redacted())
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("sqlenv client: address %q has no host", addr)
+		return nil, fmt.Errorf("sqlenv client: address %q has no host", u.Redacted())
 	}
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/ws")
 	u.RawQuery, u.Fragment = "", ""
@@ -119,10 +138,10 @@ func Dial(ctx context.Context, addr string, opts *ClientOptions) (*Client, error
 				return nil, e
 			}
 		}
-		return nil, fmt.Errorf("sqlenv client: dial %s: %w", u, err)
+		return nil, fmt.Errorf("sqlenv client: dial %s: %w", u.Redacted(), err)
 	}
 	conn.SetReadLimit(o.MaxMessageBytes)
-	c := &Client{addr: u.String(), opts: o, conn: conn, replies: make(chan []byte, 1), done: make(chan struct{})}
+	c := &Client{addr: u.Redacted(), opts: o, conn: conn, replies: make(chan []byte, 1), done: make(chan struct{})}
 	go c.read()
 	// A full server accepts the upgrade, sends CAPACITY_REACHED and closes
 	// (as OpenEnv's does): one state round trip finds out now, so that a

@@ -45,7 +45,7 @@ const (
 	// CodeShuttingDown: the server is shutting down and opens no sessions.
 	CodeShuttingDown Code = "SHUTTING_DOWN"
 	// CodeUnauthorized: the server has an AuthToken and the request did not
-	// carry it ("Authorization: Bearer <token>").
+	// carry it (as a Bearer token or a Basic password).
 	CodeUnauthorized Code = "UNAUTHORIZED"
 	// CodeForbidden: a state-changing request from a browser page of an
 	// origin the server does not allow.

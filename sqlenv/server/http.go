@@ -80,15 +80,12 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			return
 		}
 		health := (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Path == "/health"
-		if s.cfg.AuthToken != "" && !health {
-			// The scheme is case-insensitive (RFC 7235).
-			scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-			got := []byte(strings.TrimSpace(token))
-			if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(got, want) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="sqlenv"`)
-				s.writeError(w, r, errorf(CodeUnauthorized, "missing or wrong bearer token: send the header \"Authorization: Bearer <token>\""))
-				return
-			}
+		if s.cfg.AuthToken != "" && !health && !hasToken(r, want) {
+			// Only Bearer is advertised: a Basic challenge would make
+			// browsers prompt for, then send on their own, a password.
+			w.Header().Set("WWW-Authenticate", `Bearer realm="sqlenv"`)
+			s.writeError(w, r, errorf(CodeUnauthorized, "missing or wrong token: send the header \"Authorization: Bearer <token>\", or put the token in the URL as the password (http://sqlenv:<token>@host:port) for clients that take no headers"))
+			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
 			if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin, r.Host) {
@@ -98,6 +95,20 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// hasToken reports whether a request carries the token want, either as
+// "Authorization: Bearer <token>" or as the password of HTTP Basic
+// authentication (any user name). Clients that take no header argument —
+// OpenEnv's EnvClient, MCPToolClient and validator — send Basic from a URL
+// with user information (http://sqlenv:<token>@host:port): Python's
+// websockets and requests both do. Schemes are case-insensitive (RFC 7235).
+func hasToken(r *http.Request, want []byte) bool {
+	if _, password, ok := r.BasicAuth(); ok {
+		return subtle.ConstantTimeCompare([]byte(password), want) == 1
+	}
+	scheme, token, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	return strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(token)), want) == 1
 }
 
 // hostAllowed reports whether a request's Host may be served: an IP address

@@ -74,7 +74,7 @@ func (c *HTTPClient) do(ctx context.Context, method, path string, body any, out 
 	}
 	resp, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("sqlenv client: %s %s: %w", method, u.String(), err)
+		return nil, fmt.Errorf("sqlenv client: %s %s: %w", method, u.Redacted(), err)
 	}
 	if resp.StatusCode/100 != 2 {
 		return nil, readErrorResponse(resp)
@@ -82,7 +82,7 @@ func (c *HTTPClient) do(ctx context.Context, method, path string, body any, out 
 	defer resp.Body.Close()
 	if out != nil {
 		if err := json.NewDecoder(io.LimitReader(resp.Body, c.opts.MaxMessageBytes)).Decode(out); err != nil {
-			return nil, fmt.Errorf("sqlenv client: %s %s: bad response: %w", method, u.String(), err)
+			return nil, fmt.Errorf("sqlenv client: %s %s: bad response: %w", method, u.Redacted(), err)
 		}
 	}
 	io.Copy(io.Discard, resp.Body) // let the connection be reused
@@ -98,7 +98,7 @@ func (c *HTTPClient) Health(ctx context.Context) error {
 		return err
 	}
 	if h.Status != "healthy" {
-		return fmt.Errorf("sqlenv client: %s is %q", c.base, h.Status)
+		return fmt.Errorf("sqlenv client: %s is %q", c.base.Redacted(), h.Status)
 	}
 	return nil
 }

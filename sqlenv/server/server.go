@@ -55,8 +55,11 @@ type Config struct {
 	// longer than an agent takes to think between two steps).
 	EvictAfter time.Duration
 	// AuthToken, when set, must come with every request as "Authorization:
-	// Bearer <token>" (HTTP and the WebSocket handshake; GET /health is
-	// exempt, for health checks): 401 UNAUTHORIZED otherwise.
+	// Bearer <token>", or as the password of HTTP Basic authentication
+	// (what clients without a header option send for a URL like
+	// http://sqlenv:<token>@host:port), on HTTP requests and the WebSocket
+	// handshake; GET and HEAD /health are exempt, for health checks.
+	// 401 UNAUTHORIZED otherwise.
 	AuthToken string
 	// IdleTimeout closes sessions without a request for that long (default
 	// 5 minutes; negative: never).

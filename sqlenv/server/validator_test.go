@@ -2,11 +2,17 @@ package server
 
 import (
 	"encoding/json"
-	"github.com/getkin/kin-openapi/openapi3"
+	"errors"
+	"net/http"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/gosqlenv/gosqlenv/sqlenv"
 )
 
 // TestOpenEnvValidatorChecks performs the checks of OpenEnv's
@@ -18,9 +24,84 @@ import (
 // the OpenAPI paths.
 func TestOpenEnvValidatorChecks(t *testing.T) {
 	_, hs := testServer(t, Config{})
+	openEnvValidatorChecks(t, hs.URL)
+}
+
+// TestOpenEnvValidatorChecksWithToken: OpenEnv's validator, EnvClient and
+// MCPToolClient take no header argument; given the token as the URL's
+// password (http://sqlenv:<token>@host:port), Python's requests and
+// websockets send it as HTTP Basic authentication, as Go's net/http does
+// here, and the server accepts it.
+func TestOpenEnvValidatorChecksWithToken(t *testing.T) {
+	const token = "s3cret-0123456789"
+	_, hs := testServer(t, Config{AuthToken: token})
+	u, _ := url.Parse(hs.URL)
+	u.User = url.UserPassword("sqlenv", token)
+	openEnvValidatorChecks(t, u.String())
+
+	// The same URL drives both Go clients, with no header option.
+	for _, transport := range []string{"ws", "http"} {
+		var env sqlenv.Env
+		var err error
+		if transport == "ws" {
+			env, err = Dial(ctx, u.String(), nil)
+		} else {
+			env, err = NewHTTPClient(u.String(), nil)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", transport, err)
+		}
+		if _, err := env.Reset(ctx, sqlenv.ResetOptions{QuestionID: "bank_eval_000"}); err != nil {
+			t.Fatalf("%s reset: %v", transport, err)
+		}
+		if obs, err := env.Step(ctx, sqlenv.Action{ActionType: sqlenv.Query, Argument: "SELECT 1"}); err != nil || obs.StepCount != 1 {
+			t.Fatalf("%s step: %+v %v", transport, obs, err)
+		}
+		env.Close()
+	}
+
+	// A wrong password, the token as the user name, or no credentials: 401,
+	// and no error the Go clients return quotes the password.
+	for _, user := range []*url.Userinfo{url.UserPassword("sqlenv", "wrong-password-42"), url.UserPassword(token, ""), nil} {
+		u.User = user
+		status, hdr, body := request(t, "POST", u.String()+"/reset", nil, `{}`)
+		if status != http.StatusUnauthorized || hdr.Get("WWW-Authenticate") != `Bearer realm="sqlenv"` {
+			t.Errorf("%v: %d %q %s", user, status, hdr.Get("WWW-Authenticate"), body)
+		}
+		_, err := Dial(ctx, u.String(), nil)
+		var pe *Error
+		if !errors.As(err, &pe) || pe.Code != CodeUnauthorized {
+			t.Errorf("%v: dial: %v", user, err)
+		}
+		hc, _ := NewHTTPClient(u.String(), nil)
+		_, err = hc.Reset(ctx, sqlenv.ResetOptions{})
+		if !errors.As(err, &pe) || pe.Code != CodeUnauthorized {
+			t.Errorf("%v: http reset: %v", user, err)
+		}
+	}
+	u.User = url.UserPassword("sqlenv", "wrong-password-42")
+	down := strings.Replace(u.String(), u.Host, "127.0.0.1:1", 1) // nothing listens
+	for _, addr := range []string{down, "ftp://sqlenv:wrong-password-42@h", "http://sqlenv:wrong-password-42@[::1"} {
+		_, err := Dial(ctx, addr, nil)
+		hc, herr := NewHTTPClient(addr, nil)
+		if herr == nil {
+			_, herr = hc.Reset(ctx, sqlenv.ResetOptions{})
+		}
+		for _, err := range []error{err, herr} {
+			if err == nil || strings.Contains(err.Error(), "wrong-password-42") {
+				t.Errorf("%s: %v", addr, err)
+			}
+		}
+	}
+}
+
+// openEnvValidatorChecks performs validate_running_environment's checks
+// against the server at base.
+func openEnvValidatorChecks(t *testing.T, base string) {
+	t.Helper()
 	get := func(path string) map[string]any {
 		t.Helper()
-		status, _, body := request(t, "GET", hs.URL+path, nil, "")
+		status, _, body := request(t, "GET", base+path, nil, "")
 		var m map[string]any
 		if status != 200 || json.Unmarshal(body, &m) != nil {
 			t.Fatalf("GET %s: %d %s", path, status, body)
@@ -54,7 +135,7 @@ func TestOpenEnvValidatorChecks(t *testing.T) {
 			t.Errorf("schema_endpoint: %s", k)
 		}
 	}
-	status, _, body := request(t, "POST", hs.URL+"/mcp", nil, `{}`)
+	status, _, body := request(t, "POST", base+"/mcp", nil, `{}`)
 	var rpc map[string]any
 	if status != 200 || json.Unmarshal(body, &rpc) != nil || rpc["jsonrpc"] != "2.0" {
 		t.Errorf("mcp_endpoint: %d %s", status, body)

@@ -79,7 +79,7 @@ func flagSet(o *options, stderr io.Writer) (*flag.FlagSet, map[string]string) {
 		return " (env " + variable + ")"
 	}
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8000", "address to listen on (this machine only by default; :8000 or 0.0.0.0:8000 exposes it: set an auth token then)"+def("addr", "SQLENV_ADDR"))
-	fs.StringVar(&o.authToken, "auth-token", "", "bearer token every request must carry (Authorization: Bearer <token>; prefer the environment variable, which ps does not show)"+def("auth-token", "SQLENV_AUTH_TOKEN"))
+	fs.StringVar(&o.authToken, "auth-token", "", "token every request must carry (Authorization: Bearer <token>, or as the Basic password of http://sqlenv:<token>@host:port; prefer the environment variable, which ps does not show)"+def("auth-token", "SQLENV_AUTH_TOKEN"))
 	fs.StringVar(&o.data, "data", "", "data directory with databases/, questions_train.json and questions_eval.json (default: the bundled dataset)"+def("data", "SQLENV_DATA"))
 	fs.StringVar(&o.questions, "questions", "", "a questions file (enriched records or raw Spider records); overrides --data"+def("questions", "SQLENV_QUESTIONS"))
 	fs.StringVar(&o.dbDir, "db-dir", "", "database directory for --questions (<db-dir>/<db_id>/<db_id>.sqlite)"+def("db-dir", "SQLENV_DB_DIR"))

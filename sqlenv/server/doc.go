@@ -25,6 +25,13 @@
 // {"type": "error", "data": {"message", "code"}}. An error message leaves
 // the session usable.
 //
+// MCP (JSON-RPC 2.0) as OpenEnv serves it: POST /mcp, GET /mcp as a
+// WebSocket of bare JSON-RPC (one session per connection), and {"type":
+// "mcp"} messages on /ws; initialize, ping, tools/list, tools/call (MCP's
+// CallToolResult of a step), openenv/session/create and close. OpenEnv's
+// MCP actions {"type": "list_tools"} and {"type": "call_tool"} are
+// accepted wherever an action goes (mcpaction.go).
+//
 // # Extensions
 //
 // OpenEnv's HTTP endpoints are stateless (a fresh environment per request),

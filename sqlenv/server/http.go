@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/gosqlenv/gosqlenv/sqlenv"
 )
 
 // SessionHeader carries the id of a stateful HTTP session: set on /reset's
@@ -42,6 +44,7 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /metrics", s.metrics.handler)
 	mux.HandleFunc("GET /ws", s.handleWS)
 	mux.HandleFunc("POST /mcp", s.handleMCP)
+	mux.HandleFunc("GET /mcp", s.handleMCPWS)
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, r *http.Request) {
 		doc, err := openAPIDocument()
 		if err != nil {
@@ -431,6 +434,17 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, e)
 		return
 	}
+	if p.mcp != nil && (p.mcp.kind == "list_tools" || id == "") {
+		// Listing tools needs no session; a tool call without one gets
+		// its tool errors or SESSION_ERROR.
+		res, e := s.mcpStep(r.Context(), nil, p.mcp, p.timeout)
+		if e != nil {
+			s.writeError(w, r, e)
+			return
+		}
+		s.writeJSON(w, http.StatusOK, res)
+		return
+	}
 	if id == "" {
 		s.writeError(w, r, errorf(CodeSession, "no episode: over HTTP each request without a session runs in a fresh environment; "+
 			"send back the session id /reset returned in its %s header (in that header, or keep the %s cookie), or use the WebSocket /ws", SessionHeader, SessionCookie))
@@ -442,12 +456,19 @@ func (s *Server) handleStep(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.reg.release(sess, time.Now())
-	obs, e := s.step(r.Context(), sess, p.action, p.timeout)
+	var res any
+	if p.mcp != nil {
+		res, e = s.mcpStep(r.Context(), sess, p.mcp, p.timeout)
+	} else {
+		var obs sqlenv.Observation
+		if obs, e = s.step(r.Context(), sess, p.action, p.timeout); e == nil {
+			res = encodeResult(obs, false)
+		}
+	}
 	if e != nil {
 		s.writeError(w, r, e)
 		return
 	}
-	res := encodeResult(obs, false)
 	w.Header().Set(SessionHeader, sess.id)
 	s.writeJSON(w, http.StatusOK, res)
 }

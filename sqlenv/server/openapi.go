@@ -89,7 +89,7 @@ func openAPIDocument() ([]byte, error) {
 		doc.Paths.Set("/schema", &openapi3.PathItem{Get: op("The action, observation and state JSON Schemas", nil, object)})
 		doc.Paths.Set("/metadata", &openapi3.PathItem{Get: op("OpenEnv's EnvironmentMetadata", nil, object)})
 		doc.Paths.Set("/info", &openapi3.PathItem{Get: op("This server's details", nil, object)})
-		doc.Paths.Set("/mcp", &openapi3.PathItem{Post: op("MCP, JSON-RPC 2.0", object, object)})
+		doc.Paths.Set("/mcp", &openapi3.PathItem{Post: op("MCP, JSON-RPC 2.0 (GET upgrades to a WebSocket of the same)", object, object)})
 		del := openapi3.NewOperation()
 		del.Summary = "End a stateful HTTP session"
 		del.Parameters = openapi3.Parameters{{Value: openapi3.NewPathParameter("id").WithSchema(openapi3.NewStringSchema())}}

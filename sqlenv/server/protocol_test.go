@@ -240,7 +240,13 @@ type wsRaw struct {
 
 func dialRaw(tb testing.TB, url string) *wsRaw {
 	tb.Helper()
-	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/ws", nil)
+	return dialRawPath(tb, url, "/ws")
+}
+
+// dialRawPath opens a WebSocket to path of the server at url.
+func dialRawPath(tb testing.TB, url, path string) *wsRaw {
+	tb.Helper()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+path, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

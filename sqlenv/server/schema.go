@@ -118,7 +118,10 @@ func (s *Server) info() obj {
 			"stateful HTTP sessions: /reset returns the session id in the X-Session-Id header and the sqlenv_session cookie; /step and /state take it (header, cookie, or session_id in the body or query); DELETE /sessions/{id}",
 			"reset accepts question_id",
 			"the observation's metadata (episode_id, question_id, database_name; once done correct and episode_stats) is inside the observation",
-			"GET /metrics (Prometheus text format)",
+			"GET /metrics (Prometheus text format, with the Go runtime and process collectors)",
+			"MCP: initialize, ping and sqlenv/reset besides OpenEnv's methods; GET /mcp as a WebSocket of JSON-RPC; tools/call answers MCP's CallToolResult",
+			"OpenEnv's MCP actions {\"type\": \"list_tools\"} and {\"type\": \"call_tool\"} wherever an action goes",
+			"with an auth token: Authorization Bearer, or the token as the Basic password (http://user:<token>@host:port) for clients without headers",
 		},
 	}
 }

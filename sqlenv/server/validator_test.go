@@ -170,7 +170,7 @@ func TestMCPTools(t *testing.T) {
 		t.Fatalf("session/create: %v", created)
 	}
 	res := call(`{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "query", "session_id": "` + sid + `", "arguments": {"sql": "SELECT 1 AS one"}}}`)
-	obs := res["result"].(map[string]any)["observation"].(map[string]any)
+	obs := res["result"].(map[string]any)["structuredContent"].(map[string]any)["observation"].(map[string]any)
 	if obs["step_count"] != 1.0 || !strings.Contains(obs["result"].(string), "one") {
 		t.Fatalf("tools/call: %v", res)
 	}
@@ -225,14 +225,16 @@ func TestMCPOverWebSocket(t *testing.T) {
 		Type string
 		Data struct {
 			Result struct {
-				Observation struct {
-					StepCount int `json:"step_count"`
+				StructuredContent struct {
+					Observation struct {
+						StepCount int `json:"step_count"`
+					}
 				}
 			}
 			Error any
 		}
 	}
-	if err := json.Unmarshal(b, &call); err != nil || call.Type != "mcp" || call.Data.Error != nil || call.Data.Result.Observation.StepCount != 1 {
+	if err := json.Unmarshal(b, &call); err != nil || call.Type != "mcp" || call.Data.Error != nil || call.Data.Result.StructuredContent.Observation.StepCount != 1 {
 		t.Fatalf("tools/call: %s", b)
 	}
 }

@@ -295,6 +295,7 @@ func normalizeType(t string) sqlenv.ActionType {
 // stepParams is a decoded HTTP step request.
 type stepParams struct {
 	action    sqlenv.Action
+	mcp       *mcpAction    // instead of action: one of OpenEnv's MCP actions
 	timeout   time.Duration // 0: the server's StepTimeout
 	requestID string
 	sessionID string
@@ -305,8 +306,13 @@ type stepParams struct {
 func decodeStep(m map[string]json.RawMessage) (stepParams, *Error) {
 	var p stepParams
 	var e *Error
-	if p.action, e = decodeAction(m["action"]); e != nil {
+	if p.mcp, e = decodeMCPAction(m["action"]); e != nil {
 		return p, e
+	}
+	if p.mcp == nil {
+		if p.action, e = decodeAction(m["action"]); e != nil {
+			return p, e
+		}
 	}
 	if t, ok, e := numberField(m, "timeout_s"); e != nil {
 		return p, e

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/gosqlenv/gosqlenv/sqlenv"
 )
 
 const (
@@ -118,9 +120,77 @@ type wsEnvelope struct {
 	Data any    `json:"data"`
 }
 
-// handleWS serves one WebSocket session: its own environment for the life
-// of the connection.
+// wsDialect is what a WebSocket endpoint speaks: /ws OpenEnv's typed
+// messages, /mcp bare JSON-RPC.
+type wsDialect struct {
+	// handle answers one message (nil: no answer); stop ends the session.
+	handle func(ctx context.Context, sess *session, data []byte) (reply any, stop bool)
+	// failure is the message that reports e.
+	failure func(e *Error) any
+	// start, when set, prepares a new session before its first message.
+	start func(ctx context.Context, sess *session) *Error
+}
+
+// handleWS serves GET /ws: OpenEnv's session protocol.
 func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
+	s.serveWS(w, r, wsDialect{
+		handle: func(ctx context.Context, sess *session, data []byte) (any, bool) {
+			reply, stop := s.handleMessage(ctx, sess, data)
+			if reply == nil {
+				return nil, stop
+			}
+			return reply, stop
+		},
+		failure: func(e *Error) any { return s.wsError(e) },
+	})
+}
+
+// handleMCPWS serves GET /mcp as OpenEnv's server does: a WebSocket whose
+// messages are JSON-RPC requests and whose answers are JSON-RPC responses
+// (notifications get none), the connection being one session. Its episode
+// starts at once (a random question; sqlenv/reset chooses another), so that
+// tools/call works without a reset, as MCP clients expect. A GET without
+// the upgrade gets 405 (Allow: POST), as MCP's Streamable HTTP transport
+// says of a server without an event stream.
+func (s *Server) handleMCPWS(w http.ResponseWriter, r *http.Request) {
+	if !headerHas(r.Header, "Upgrade", "websocket") {
+		w.Header().Set("Allow", http.MethodPost)
+		s.writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"detail": "Method Not Allowed"})
+		return
+	}
+	s.serveWS(w, r, wsDialect{
+		handle: func(ctx context.Context, sess *session, data []byte) (any, bool) {
+			m, e := object(data, "a JSON-RPC request")
+			if e != nil {
+				code := rpcInvalidRequest
+				if e.Code == CodeInvalidJSON {
+					code = rpcParseError
+				}
+				return rpcFail(nil, code, e.Message), false
+			}
+			if resp, ok := s.mcp(ctx, m, "", sess); ok {
+				return resp, false
+			}
+			return nil, false
+		},
+		failure: func(e *Error) any {
+			s.metrics.error(e.Code)
+			data := obj{"code": e.Code}
+			for k, v := range e.Fields {
+				data[k] = v
+			}
+			return rpcReply(rpcResponse{Error: &rpcError{Code: rpcServerError, Message: e.Message, Data: data}})
+		},
+		start: func(ctx context.Context, sess *session) *Error {
+			_, e := s.reset(ctx, sess, sqlenv.ResetOptions{})
+			return e
+		},
+	})
+}
+
+// serveWS serves one WebSocket session: its own environment for the life
+// of the connection.
+func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, d wsDialect) {
 	if !headerHas(r.Header, "Connection", "upgrade") || !headerHas(r.Header, "Upgrade", "websocket") {
 		// Not a WebSocket request: Accept writes the error response.
 		websocket.Accept(w, r, nil)
@@ -132,7 +202,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	// connection with 1013 (try again later).
 	sess, e := s.openSession(transportWS, s.clientIP(r), 0)
 	if e != nil {
-		s.refuseWS(w, r, e)
+		s.refuseWS(w, r, d.failure(e), e.Code)
 		return
 	}
 	defer s.wsWG.Done()
@@ -158,6 +228,13 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	// (as an HTTP client's disconnect does) instead of letting it run on.
 	ctx, cancel := context.WithCancel(s.baseCtx)
 	defer cancel()
+	if d.start != nil {
+		if e := d.start(ctx, sess); e != nil {
+			_ = s.writeWS(ctx, conn, d.failure(e))
+			code, reason = websocket.StatusInternalError, string(e.Code)
+			return
+		}
+	}
 	type incoming struct {
 		data   []byte
 		tooBig bool
@@ -187,12 +264,12 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		sess.touch(time.Now())
-		var reply *wsEnvelope
+		var reply any
 		stop := false
 		if tooBig {
-			reply = s.wsError(errorf(CodeTooLarge, "message larger than %d bytes", s.cfg.MaxMessageBytes))
+			reply = d.failure(errorf(CodeTooLarge, "message larger than %d bytes", s.cfg.MaxMessageBytes))
 		} else {
-			reply, stop = s.handleMessage(ctx, sess, data)
+			reply, stop = d.handle(ctx, sess, data)
 		}
 		if reply != nil {
 			if err := s.writeWS(ctx, conn, reply); err != nil {
@@ -208,16 +285,17 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// refuseWS accepts the upgrade only to send e as an error message and close.
-func (s *Server) refuseWS(w http.ResponseWriter, r *http.Request, e *Error) {
+// refuseWS accepts the upgrade only to send the error message msg (of
+// code) and close.
+func (s *Server) refuseWS(w http.ResponseWriter, r *http.Request, msg any, code Code) {
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.WebSocketOriginPatterns})
 	if err != nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(s.baseCtx, 5*time.Second)
 	defer cancel()
-	_ = s.writeWS(ctx, conn, s.wsError(e))
-	conn.Close(websocket.StatusTryAgainLater, string(e.Code))
+	_ = s.writeWS(ctx, conn, msg)
+	conn.Close(websocket.StatusTryAgainLater, string(code))
 }
 
 // readMessage reads one message, keeping at most MaxMessageBytes of it:
@@ -241,7 +319,7 @@ func (s *Server) readMessage(ctx context.Context, conn *websocket.Conn) (data []
 	return data, false, nil
 }
 
-func (s *Server) writeWS(ctx context.Context, conn *websocket.Conn, m *wsEnvelope) error {
+func (s *Server) writeWS(ctx context.Context, conn *websocket.Conn, m any) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -297,6 +375,15 @@ func (s *Server) handleMessage(ctx context.Context, sess *session, data []byte) 
 		}
 		return &wsEnvelope{Type: "observation", Data: encodeResult(obs, true)}, false
 	case "step":
+		if ma, e := decodeMCPAction(m["data"]); e != nil {
+			return s.wsError(e), false
+		} else if ma != nil {
+			res, e := s.mcpStep(ctx, sess, ma, 0)
+			if e != nil {
+				return s.wsError(e), false
+			}
+			return &wsEnvelope{Type: "observation", Data: res}, false
+		}
 		a, e := decodeAction(m["data"])
 		if e != nil {
 			return s.wsError(e), false
@@ -318,7 +405,11 @@ func (s *Server) handleMessage(ctx context.Context, sess *session, data []byte) 
 		if e != nil {
 			return s.wsError(e), false
 		}
-		return &wsEnvelope{Type: "mcp", Data: s.mcp(ctx, req, "", sess)}, false
+		resp, ok := s.mcp(ctx, req, "", sess)
+		if !ok {
+			return nil, false // a notification
+		}
+		return &wsEnvelope{Type: "mcp", Data: resp}, false
 	}
 	return nil, true // close
 }

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -97,6 +99,53 @@ type Error struct {
 	// Fields holds the other fields of the error object (for
 	// CAPACITY_REACHED: active_sessions and max_sessions).
 	Fields map[string]any
+
+	// problems say where a VALIDATION_ERROR lies, as Pydantic's error list
+	// (set by invalid; the server's side only).
+	problems []problem
+}
+
+// problem is one entry of Pydantic's error list, as FastAPI's 422 "detail"
+// and OpenEnv's WebSocket "errors" carry it: the error type (Pydantic's
+// names: missing, string_type, extra_forbidden, …), where (loc: "body" or
+// "header" then the field path; over a WebSocket, the path within the
+// message's data), the message, and the offending input (bounded: see
+// boundedInput).
+type problem struct {
+	Type  string `json:"type"`
+	Loc   []any  `json:"loc"`
+	Msg   string `json:"msg"`
+	Input any    `json:"input"`
+}
+
+// invalid is a VALIDATION_ERROR about the value input at loc.
+func invalid(typ string, loc []any, input json.RawMessage, format string, args ...any) *Error {
+	e := errorf(CodeValidation, format, args...)
+	e.problems = []problem{{Type: typ, Loc: loc, Msg: e.Message, Input: boundedInput(input)}}
+	return e
+}
+
+// maxInputBytes bounds the input an error echoes: FastAPI echoes it whole,
+// which for a 1 MB argument makes a 1 MB error.
+const maxInputBytes = 200
+
+// boundedInput is the input an error echoes: the JSON value when it is
+// short, a long string cut to maxInputBytes (then "…"), null for a long
+// object or array.
+func boundedInput(raw json.RawMessage) any {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0:
+		return nil
+	case len(raw) <= maxInputBytes:
+		return raw
+	case raw[0] == '"':
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return truncate(s, maxInputBytes)
+		}
+	}
+	return nil
 }
 
 // Error renders the code and message.
@@ -132,10 +181,22 @@ func (e *Error) errorJSON(http bool) map[string]any {
 	m := map[string]any{"code": e.Code, "message": e.Message}
 	var detail any = e.Message
 	if e.Code == CodeValidation {
-		list := []map[string]any{{"type": "value_error", "loc": []string{"body"}, "msg": e.Message, "input": nil}}
-		detail = list
-		if !http {
-			m["errors"] = list
+		list := e.problems
+		if len(list) == 0 {
+			list = []problem{{Type: "value_error", Loc: []any{"body"}, Msg: e.Message}}
+		}
+		if http {
+			detail = list
+		} else {
+			// Over a WebSocket, loc is the path within the message's data.
+			ws := make([]problem, len(list))
+			for i, p := range list {
+				ws[i] = p
+				if len(p.Loc) > 0 && p.Loc[0] == "body" {
+					ws[i].Loc = p.Loc[1:]
+				}
+			}
+			m["errors"] = ws
 		}
 	}
 	if http {

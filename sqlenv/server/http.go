@@ -77,6 +77,15 @@ func (s *Server) routes() http.Handler {
 func (s *Server) guard(next http.Handler) http.Handler {
 	want := []byte(s.cfg.AuthToken)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.TransferEncoding) > 0 {
+			// Go reads a chunked body by its chunks even when a
+			// Content-Length came too (it drops that header before we see
+			// it). A proxy in front that went by the length would read the
+			// rest as another request: RFC 9112 §6.3 says to close the
+			// connection after answering, so that nothing smuggled after
+			// the body is read. Clients send JSON bodies with a length.
+			w.Header().Set("Connection", "close")
+		}
 		if !s.hostAllowed(r.Host) {
 			s.writeError(w, r, errorf(CodeForbidden, "host %s is not served here (a name that is not loopback could be DNS rebinding): start the server with --allowed-hosts %s",
 				strconv.Quote(truncate(r.Host, 200)), hostName(truncate(r.Host, 200))))
@@ -309,7 +318,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (map[string]js
 		}
 		return nil, errorf(CodeInvalidJSON, "the request body could not be read (the connection broke off)")
 	}
-	return object(body, "the request body")
+	return object(body, "the request body", []any{"body"})
 }
 
 // isJSONType accepts application/json, application/*+json, and no type at
@@ -335,7 +344,8 @@ const SessionCookie = "sqlenv_session"
 // fromCookie reports the last case.
 func sessionID(r *http.Request, fromBody string) (id string, fromCookie bool, e *Error) {
 	if vs := r.Header.Values(SessionHeader); len(vs) > 1 {
-		return "", false, errorf(CodeValidation, "the %s header appears %d times: send it once", SessionHeader, len(vs))
+		values, _ := json.Marshal(vs)
+		return "", false, invalid("value_error", []any{"header", strings.ToLower(SessionHeader)}, values, "the %s header appears %d times: send it once", SessionHeader, len(vs))
 	}
 	h := strings.TrimSpace(r.Header.Get(SessionHeader))
 	if fromBody == "" {
@@ -343,7 +353,8 @@ func sessionID(r *http.Request, fromBody string) (id string, fromCookie bool, e 
 	}
 	switch {
 	case h != "" && fromBody != "" && h != fromBody:
-		return "", false, errorf(CodeValidation, "the %s header and session_id differ", SessionHeader)
+		value, _ := json.Marshal(h)
+		return "", false, invalid("value_error", []any{"header", strings.ToLower(SessionHeader)}, value, "the %s header and session_id differ", SessionHeader)
 	case h != "":
 		return h, false, nil
 	case fromBody != "":
@@ -371,7 +382,7 @@ func (s *Server) handleReset(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, e)
 		return
 	}
-	p, e := decodeReset(m)
+	p, e := decodeReset(m, []any{"body"})
 	if e == nil {
 		e = s.checkQuestion(p.opts) // before a session is made for nothing
 	}

@@ -311,7 +311,7 @@ func (s *Server) mcpReset(ctx context.Context, id json.RawMessage, params mcpPar
 			fields[k] = v
 		}
 	}
-	p, e := decodeReset(fields)
+	p, e := decodeReset(fields, []any{"params"})
 	if e != nil {
 		return rpcFail(id, rpcInvalidParams, e.Message)
 	}

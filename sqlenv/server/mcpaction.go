@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -29,9 +30,9 @@ var mcpActionFields = map[string][]string{
 	"call_tool":  {"type", "tool_name", "arguments", "metadata"},
 }
 
-// decodeMCPAction reads an MCP action; nil (and no error) when raw is not
-// an object with a "type", so an ordinary action.
-func decodeMCPAction(raw json.RawMessage) (*mcpAction, *Error) {
+// decodeMCPAction reads the MCP action at loc; nil (and no error) when raw
+// is not an object with a "type", so an ordinary action.
+func decodeMCPAction(raw json.RawMessage, loc []any) (*mcpAction, *Error) {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil {
 		return nil, nil
@@ -42,21 +43,21 @@ func decodeMCPAction(raw json.RawMessage) (*mcpAction, *Error) {
 	}
 	var kind string
 	if json.Unmarshal(rawType, &kind) != nil || mcpActionFields[kind] == nil {
-		return nil, errorf(CodeValidation, `action.type must be "list_tools" or "call_tool" (OpenEnv's MCP actions), got %s; an environment action has action_type and argument instead`, truncate(string(rawType), 100))
+		return nil, invalid("literal_error", at(loc, "type"), rawType, `action.type must be "list_tools" or "call_tool" (OpenEnv's MCP actions), got %s; an environment action has action_type and argument instead`, truncate(string(rawType), 100))
 	}
-	for k := range m {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(mcpActionFields[kind], k) {
-			return nil, errorf(CodeValidation, "action: unknown field %q in a %s action (allowed: %s)", truncate(k, 100), kind, strings.Join(mcpActionFields[kind], ", "))
+			return nil, invalid("extra_forbidden", at(loc, k), m[k], "action: unknown field %q in a %s action (allowed: %s)", truncate(k, 100), kind, strings.Join(mcpActionFields[kind], ", "))
 		}
 	}
 	a := &mcpAction{kind: kind}
 	if kind == "call_tool" {
 		if json.Unmarshal(m["tool_name"], &a.tool) != nil || a.tool == "" {
-			return nil, errorf(CodeValidation, "action.tool_name is required in a call_tool action (a string: describe, sample, query or answer)")
+			return nil, invalid("string_type", at(loc, "tool_name"), m["tool_name"], "action.tool_name is required in a call_tool action (a string: describe, sample, query or answer)")
 		}
 		if raw, ok := m["arguments"]; ok && !isNull(raw) {
 			if json.Unmarshal(raw, &a.args) != nil {
-				return nil, errorf(CodeValidation, "action.arguments must be an object")
+				return nil, invalid("dict_type", at(loc, "arguments"), raw, "action.arguments must be an object")
 			}
 		}
 	}

@@ -436,4 +436,114 @@ func TestProtocolDetails(t *testing.T) {
 	if resp.StatusCode != 408 || strings.Contains(string(msg), "127.0.0.1") {
 		t.Errorf("a body that never completes: %d %s", resp.StatusCode, msg)
 	}
+
+	// Content-Length and chunked together (request smuggling's shape): the
+	// body is read by its chunks, then the connection closes, so the bytes
+	// a length-reading proxy would forward as a second request are never
+	// read as one.
+	smuggle, err := net.Dial("tcp", strings.TrimPrefix(hs.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer smuggle.Close()
+	io.WriteString(smuggle, "POST /reset HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 4\r\n"+
+		"Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\nGET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+	rd := bufio.NewReader(smuggle)
+	resp, err = http.ReadResponse(rd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !resp.Close {
+		t.Errorf("Content-Length with chunked: %d, close %v", resp.StatusCode, resp.Close)
+	}
+	smuggle.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if rest, err := io.ReadAll(rd); len(rest) != 0 || err != nil {
+		t.Errorf("after a chunked request the connection answered again: %q %v", rest, err)
+	}
+}
+
+// TestValidationErrorsAsFastAPI: a 422's detail is FastAPI's list — the
+// Pydantic error type, loc from "body" (or "header") down to the field, the
+// offending input (bounded) — and over a WebSocket OpenEnv's "errors" has
+// the same with loc inside the message's data.
+func TestValidationErrorsAsFastAPI(t *testing.T) {
+	_, hs := testServer(t, Config{})
+	long := strings.Repeat("x", 5000)
+	type want struct {
+		typ   string
+		loc   string // joined with "."
+		input string // JSON
+	}
+	for _, c := range []struct {
+		path, body string
+		header     map[string]string
+		want       want
+	}{
+		{"/step", `{}`, nil, want{"missing", "body.action", `{}`}},
+		{"/step", `{"action": []}`, nil, want{"model_attributes_type", "body.action", `[]`}},
+		{"/step", `{"action": {"action_type": "QUERY", "argument": "x", "arguments": 1}}`, nil, want{"extra_forbidden", "body.action.arguments", `1`}},
+		{"/step", `{"action": {"action_type": 5, "argument": "x"}}`, nil, want{"string_type", "body.action.action_type", `5`}},
+		{"/step", `{"action": {"action_type": "DROP", "argument": "x"}}`, nil, want{"literal_error", "body.action.action_type", `"DROP"`}},
+		{"/step", `{"action": {"action_type": "QUERY"}}`, nil, want{"missing", "body.action.argument", `{"action_type":"QUERY"}`}},
+		{"/step", `{"action": {"action_type": "QUERY", "argument": "x", "metadata": 3}}`, nil, want{"dict_type", "body.action.metadata", `3`}},
+		{"/step", `{"action": {"action_type": "QUERY", "argument": "x"}, "timeout_s": -1}`, nil, want{"greater_than", "body.timeout_s", `-1`}},
+		{"/step", `{"action": {"action_type": "QUERY", "argument": "x"}, "timeout_s": "soon"}`, nil, want{"float_type", "body.timeout_s", `"soon"`}},
+		{"/step", `{"action": {"type": "call_tools"}}`, nil, want{"literal_error", "body.action.type", `"call_tools"`}},
+		{"/step", `{"action": {"action_type": "` + long + `", "argument": "x"}}`, nil, want{"literal_error", "body.action.action_type", `"` + strings.Repeat("x", maxInputBytes) + `…"`}},
+		{"/step", `{"action": {"action_type": "QUERY", "argument": "x", "bad": [` + strings.Repeat("1,", 500) + `1]}}`, nil, want{"extra_forbidden", "body.action.bad", `null`}},
+		{"/reset", `{"seed": -3}`, nil, want{"greater_than_equal", "body.seed", `-3`}},
+		{"/reset", `{"seed": 1.5}`, nil, want{"int_from_float", "body.seed", `1.5`}},
+		{"/reset", `{"seed": "a"}`, nil, want{"int_type", "body.seed", `"a"`}},
+		{"/reset", `{"episode_id": ` + `"` + long + `"}`, nil, want{"string_too_long", "body.episode_id", `"` + strings.Repeat("x", maxInputBytes) + `…"`}},
+		{"/reset", `{"question_id": "no_such_question"}`, nil, want{"value_error", "body.question_id", `"no_such_question"`}},
+		{"/step", `{"action": {"action_type": "QUERY", "argument": "x"}, "session_id": "b"}`, map[string]string{SessionHeader: "a"}, want{"value_error", "header.x-session-id", `"a"`}},
+	} {
+		status, _, b := request(t, "POST", hs.URL+c.path, c.header, c.body)
+		var resp struct {
+			Detail []struct {
+				Type  string
+				Loc   []string
+				Msg   string
+				Input json.RawMessage
+			}
+			Message string
+		}
+		if err := json.Unmarshal(b, &resp); err != nil || status != 422 || len(resp.Detail) != 1 {
+			t.Errorf("%s %.80s: %d %.300s", c.path, c.body, status, b)
+			continue
+		}
+		d := resp.Detail[0]
+		if got := (want{d.Type, strings.Join(d.Loc, "."), string(d.Input)}); got != c.want || d.Msg != resp.Message || len(b) > 1500 {
+			t.Errorf("%s %.80s:\n got %+v (%d bytes)\nwant %+v", c.path, c.body, got, len(b), c.want)
+		}
+	}
+
+	ws := dialRaw(t, hs.URL)
+	for msg, w := range map[string]want{
+		`{"type": "step", "data": {"action_type": "QUERY", "argument": "x", "arguments": 1}}`: {"extra_forbidden", "arguments", `1`},
+		`{"type": "step", "data": {"action_type": 5, "argument": "x"}}`:                       {"string_type", "action_type", `5`},
+		`{"type": "reset", "data": {"seed": -1}}`:                                             {"greater_than_equal", "seed", `-1`},
+		`{"type": "state", "extra": true}`:                                                    {"extra_forbidden", "extra", `true`},
+	} {
+		var resp struct {
+			Data struct {
+				Errors []struct {
+					Type  string
+					Loc   []string
+					Input json.RawMessage
+				}
+			}
+		}
+		b := ws.exchange(msg)
+		if err := json.Unmarshal(b, &resp); err != nil || len(resp.Data.Errors) != 1 {
+			t.Errorf("%s: %s", msg, b)
+			continue
+		}
+		e := resp.Data.Errors[0]
+		if got := (want{e.Type, strings.Join(e.Loc, "."), string(e.Input)}); got != w {
+			t.Errorf("%s:\n got %+v\nwant %+v", msg, got, w)
+		}
+	}
 }

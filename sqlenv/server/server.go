@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -397,7 +398,8 @@ func (s *Server) expireLoop() {
 // checkQuestion rejects a question id the server does not serve.
 func (s *Server) checkQuestion(opts sqlenv.ResetOptions) *Error {
 	if opts.QuestionID != "" && s.questionIDs != nil && !s.questionIDs[opts.QuestionID] {
-		return errorf(CodeValidation, "unknown question_id %q", opts.QuestionID)
+		id, _ := json.Marshal(opts.QuestionID)
+		return invalid("value_error", []any{"body", "question_id"}, id, "unknown question_id %q", truncate(opts.QuestionID, 200))
 	}
 	return nil
 }

@@ -261,7 +261,7 @@ func TestOpenAPIRequestTypesMatchDecoders(t *testing.T) {
 	}
 	wrong := json.RawMessage(`{"not": "a scalar"}`)
 	for _, name := range jsonNames(resetRequestDoc{}) {
-		if _, e := decodeReset(map[string]json.RawMessage{name: wrong}); e == nil {
+		if _, e := decodeReset(map[string]json.RawMessage{name: wrong}, nil); e == nil {
 			t.Errorf("reset: the decoder ignores documented field %q", name)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -151,9 +152,15 @@ func strictUnmarshal(raw []byte, v any) error {
 	return d.Decode(v)
 }
 
-// object decodes a JSON object into its fields; null is an empty object.
-// Syntax errors are INVALID_JSON, other values VALIDATION_ERROR.
-func object(raw []byte, what string) (map[string]json.RawMessage, *Error) {
+// at is loc with key appended (a field's location).
+func at(loc []any, key string) []any {
+	return append(slices.Clone(loc), key)
+}
+
+// object decodes a JSON object (what, found at loc) into its fields; null
+// is an empty object. Syntax errors are INVALID_JSON, other values
+// VALIDATION_ERROR.
+func object(raw []byte, what string, loc []any) (map[string]json.RawMessage, *Error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return map[string]json.RawMessage{}, nil
@@ -163,7 +170,7 @@ func object(raw []byte, what string) (map[string]json.RawMessage, *Error) {
 		if _, ok := errors.AsType[*json.SyntaxError](err); ok || !json.Valid(raw) {
 			return nil, errorf(CodeInvalidJSON, "invalid JSON: %v", err)
 		}
-		return nil, errorf(CodeValidation, "%s must be a JSON object", what)
+		return nil, invalid("model_attributes_type", loc, raw, "%s must be a JSON object", what)
 	}
 	if m == nil {
 		m = map[string]json.RawMessage{}
@@ -173,31 +180,34 @@ func object(raw []byte, what string) (map[string]json.RawMessage, *Error) {
 
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
-// stringField reads an optional string field (absent or null: "", false).
-func stringField(m map[string]json.RawMessage, key, what string, maxLen int) (string, bool, *Error) {
+// stringField reads an optional string field key of the object at loc
+// (absent or null: "", false); prefix names the object in messages
+// ("action.").
+func stringField(m map[string]json.RawMessage, loc []any, prefix, key string, maxLen int) (string, bool, *Error) {
 	raw, ok := m[key]
 	if !ok || isNull(raw) {
 		return "", false, nil
 	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", false, errorf(CodeValidation, "%s%s must be a string", what, key)
+		return "", false, invalid("string_type", at(loc, key), raw, "%s%s must be a string", prefix, key)
 	}
 	if maxLen > 0 && len(s) > maxLen {
-		return "", false, errorf(CodeValidation, "%s%s is longer than %d characters", what, key, maxLen)
+		return "", false, invalid("string_too_long", at(loc, key), raw, "%s%s is longer than %d characters", prefix, key, maxLen)
 	}
 	return s, true, nil
 }
 
-// numberField reads an optional number field.
-func numberField(m map[string]json.RawMessage, key string) (float64, bool, *Error) {
+// numberField reads an optional number field key of the object at loc;
+// typ is the error type of a value that is not a number.
+func numberField(m map[string]json.RawMessage, loc []any, key, typ, msg string) (float64, bool, *Error) {
 	raw, ok := m[key]
 	if !ok || isNull(raw) {
 		return 0, false, nil
 	}
 	var f float64
 	if err := json.Unmarshal(raw, &f); err != nil {
-		return 0, false, errorf(CodeValidation, "%s must be a number", key)
+		return 0, false, invalid(typ, at(loc, key), raw, "%s", msg)
 	}
 	return f, true, nil
 }
@@ -209,27 +219,34 @@ type resetParams struct {
 	sessionID string
 }
 
-// decodeReset reads reset parameters. Unknown fields are ignored, as by
-// OpenEnv (its ResetRequest allows extra fields).
-func decodeReset(m map[string]json.RawMessage) (resetParams, *Error) {
+// decodeReset reads reset parameters, the fields of the object at loc.
+// Unknown fields are ignored, as by OpenEnv (its ResetRequest allows extra
+// fields).
+func decodeReset(m map[string]json.RawMessage, loc []any) (resetParams, *Error) {
 	var p resetParams
-	if seed, ok, e := numberField(m, "seed"); e != nil {
-		return p, errorf(CodeValidation, "seed must be an integer ≥ 0")
+	const seedMsg = "seed must be an integer ≥ 0"
+	if seed, ok, e := numberField(m, loc, "seed", "int_type", seedMsg); e != nil {
+		return p, e
 	} else if ok {
-		if seed < 0 || seed != math.Trunc(seed) || seed > 1<<53 {
-			return p, errorf(CodeValidation, "seed must be an integer ≥ 0, got %v", seed)
+		switch {
+		case seed < 0:
+			return p, invalid("greater_than_equal", at(loc, "seed"), m["seed"], "%s, got %v", seedMsg, seed)
+		case seed != math.Trunc(seed):
+			return p, invalid("int_from_float", at(loc, "seed"), m["seed"], "%s, got %v", seedMsg, seed)
+		case seed > 1<<53:
+			return p, invalid("less_than_equal", at(loc, "seed"), m["seed"], "seed must be at most 2^53, got %v", seed)
 		}
 		s := int64(seed)
 		p.opts.Seed = &s
 	}
 	var e *Error
-	if p.opts.EpisodeID, _, e = stringField(m, "episode_id", "", 255); e != nil {
+	if p.opts.EpisodeID, _, e = stringField(m, loc, "", "episode_id", 255); e != nil {
 		return p, e
 	}
-	if p.opts.QuestionID, _, e = stringField(m, "question_id", "", 0); e != nil {
+	if p.opts.QuestionID, _, e = stringField(m, loc, "", "question_id", 0); e != nil {
 		return p, e
 	}
-	if p.sessionID, _, e = stringField(m, "session_id", "", 0); e != nil {
+	if p.sessionID, _, e = stringField(m, loc, "", "session_id", 0); e != nil {
 		return p, e
 	}
 	return p, nil
@@ -239,45 +256,46 @@ func decodeReset(m map[string]json.RawMessage) (resetParams, *Error) {
 // extra fields, which catches typos such as "arguments").
 var actionFields = []string{"action_type", "argument", "metadata"}
 
-// decodeAction reads and validates an action object: action_type (one of
-// DESCRIBE, SAMPLE, QUERY, ANSWER; case and spaces as the environment
-// accepts them), argument (a string, possibly empty: the environment
-// reports an empty argument in the observation) and optional metadata.
-func decodeAction(raw json.RawMessage) (sqlenv.Action, *Error) {
+// decodeAction reads and validates the action object at loc: action_type
+// (one of DESCRIBE, SAMPLE, QUERY, ANSWER; case and spaces as the
+// environment accepts them), argument (a string, possibly empty: the
+// environment reports an empty argument in the observation) and optional
+// metadata.
+func decodeAction(raw json.RawMessage, loc []any) (sqlenv.Action, *Error) {
 	var a sqlenv.Action
 	if len(bytes.TrimSpace(raw)) == 0 || isNull(raw) {
-		return a, errorf(CodeValidation, "action is required: {\"action_type\": \"QUERY\", \"argument\": \"SELECT ...\"}")
+		return a, invalid("missing", loc, nil, "action is required: {\"action_type\": \"QUERY\", \"argument\": \"SELECT ...\"}")
 	}
-	m, e := object(raw, "action")
+	m, e := object(raw, "action", loc)
 	if e != nil {
 		return a, e
 	}
-	for k := range m {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(actionFields, k) {
-			return a, errorf(CodeValidation, "action: unknown field %q (allowed: %s)", k, strings.Join(actionFields, ", "))
+			return a, invalid("extra_forbidden", at(loc, k), m[k], "action: unknown field %q (allowed: %s)", truncate(k, 100), strings.Join(actionFields, ", "))
 		}
 	}
-	t, ok, e := stringField(m, "action_type", "action.", 0)
+	t, ok, e := stringField(m, loc, "action.", "action_type", 0)
 	if e != nil {
 		return a, e
 	}
 	if !ok {
-		return a, errorf(CodeValidation, "action.action_type is required")
+		return a, invalid("missing", at(loc, "action_type"), raw, "action.action_type is required")
 	}
 	if !validActionType(t) {
-		return a, errorf(CodeValidation, "action.action_type %q is not one of DESCRIBE, SAMPLE, QUERY, ANSWER", t)
+		return a, invalid("literal_error", at(loc, "action_type"), m["action_type"], "action.action_type %q is not one of DESCRIBE, SAMPLE, QUERY, ANSWER", truncate(t, 100))
 	}
-	arg, ok, e := stringField(m, "argument", "action.", 0)
+	arg, ok, e := stringField(m, loc, "action.", "argument", 0)
 	if e != nil {
 		return a, e
 	}
 	if !ok {
-		return a, errorf(CodeValidation, "action.argument is required (a table name, SQL or the answer)")
+		return a, invalid("missing", at(loc, "argument"), raw, "action.argument is required (a table name, SQL or the answer)")
 	}
 	a.ActionType, a.Argument = sqlenv.ActionType(t), arg
 	if raw, ok := m["metadata"]; ok && !isNull(raw) {
 		if err := json.Unmarshal(raw, &a.Metadata); err != nil {
-			return a, errorf(CodeValidation, "action.metadata must be an object")
+			return a, invalid("dict_type", at(loc, "metadata"), raw, "action.metadata must be an object")
 		}
 	}
 	return a, nil
@@ -301,32 +319,37 @@ type stepParams struct {
 	sessionID string
 }
 
-// decodeStep reads {action, timeout_s?, request_id?, session_id?}; other
-// fields are ignored, as by OpenEnv.
+// decodeStep reads {action, timeout_s?, request_id?, session_id?}, the
+// fields of the request body; other fields are ignored, as by OpenEnv.
 func decodeStep(m map[string]json.RawMessage) (stepParams, *Error) {
 	var p stepParams
 	var e *Error
-	if p.mcp, e = decodeMCPAction(m["action"]); e != nil {
+	body := []any{"body"}
+	if _, ok := m["action"]; !ok {
+		all, _ := json.Marshal(m)
+		return p, invalid("missing", at(body, "action"), all, "action is required: {\"action_type\": \"QUERY\", \"argument\": \"SELECT ...\"}")
+	}
+	if p.mcp, e = decodeMCPAction(m["action"], at(body, "action")); e != nil {
 		return p, e
 	}
 	if p.mcp == nil {
-		if p.action, e = decodeAction(m["action"]); e != nil {
+		if p.action, e = decodeAction(m["action"], at(body, "action")); e != nil {
 			return p, e
 		}
 	}
-	if t, ok, e := numberField(m, "timeout_s"); e != nil {
+	if t, ok, e := numberField(m, body, "timeout_s", "float_type", "timeout_s must be a number"); e != nil {
 		return p, e
 	} else if ok {
 		if !(t > 0) || math.IsInf(t, 0) {
-			return p, errorf(CodeValidation, "timeout_s must be > 0, got %v", t)
+			return p, invalid("greater_than", at(body, "timeout_s"), m["timeout_s"], "timeout_s must be > 0, got %v", t)
 		}
 		// A timeout too small for a duration still means "at once".
 		p.timeout = max(time.Duration(min(t, 1e6)*float64(time.Second)), time.Nanosecond)
 	}
-	if p.requestID, _, e = stringField(m, "request_id", "", 255); e != nil {
+	if p.requestID, _, e = stringField(m, body, "", "request_id", 255); e != nil {
 		return p, e
 	}
-	if p.sessionID, _, e = stringField(m, "session_id", "", 0); e != nil {
+	if p.sessionID, _, e = stringField(m, body, "", "session_id", 0); e != nil {
 		return p, e
 	}
 	return p, nil

@@ -160,7 +160,7 @@ func (s *Server) handleMCPWS(w http.ResponseWriter, r *http.Request) {
 	}
 	s.serveWS(w, r, wsDialect{
 		handle: func(ctx context.Context, sess *session, data []byte) (any, bool) {
-			m, e := object(data, "a JSON-RPC request")
+			m, e := object(data, "a JSON-RPC request", nil)
 			if e != nil {
 				code := rpcInvalidRequest
 				if e.Code == CodeInvalidJSON {
@@ -341,7 +341,7 @@ var wsMessageFields = map[string]bool{"type": true, "data": true}
 
 // handleMessage answers one client message; stop is set by "close".
 func (s *Server) handleMessage(ctx context.Context, sess *session, data []byte) (reply *wsEnvelope, stop bool) {
-	m, e := object(data, "a message")
+	m, e := object(data, "a message", []any{"body"})
 	if e != nil {
 		return s.wsError(e), false
 	}
@@ -356,16 +356,16 @@ func (s *Server) handleMessage(ctx context.Context, sess *session, data []byte) 
 	}
 	for k := range m {
 		if !wsMessageFields[k] {
-			return s.wsError(errorf(CodeValidation, "unknown field %q in a %s message", k, typ)), false
+			return s.wsError(invalid("extra_forbidden", []any{k}, m[k], "unknown field %q in a %s message", truncate(k, 100), typ)), false
 		}
 	}
 	switch typ {
 	case "reset":
-		fields, e := object(m["data"], "reset data")
+		fields, e := object(m["data"], "reset data", []any{"body"})
 		if e != nil {
 			return s.wsError(e), false
 		}
-		p, e := decodeReset(fields)
+		p, e := decodeReset(fields, []any{"body"})
 		if e != nil {
 			return s.wsError(e), false
 		}
@@ -375,7 +375,7 @@ func (s *Server) handleMessage(ctx context.Context, sess *session, data []byte) 
 		}
 		return &wsEnvelope{Type: "observation", Data: encodeResult(obs, true)}, false
 	case "step":
-		if ma, e := decodeMCPAction(m["data"]); e != nil {
+		if ma, e := decodeMCPAction(m["data"], []any{"body"}); e != nil {
 			return s.wsError(e), false
 		} else if ma != nil {
 			res, e := s.mcpStep(ctx, sess, ma, 0)
@@ -384,7 +384,7 @@ func (s *Server) handleMessage(ctx context.Context, sess *session, data []byte) 
 			}
 			return &wsEnvelope{Type: "observation", Data: res}, false
 		}
-		a, e := decodeAction(m["data"])
+		a, e := decodeAction(m["data"], []any{"body"})
 		if e != nil {
 			return s.wsError(e), false
 		}
@@ -401,7 +401,7 @@ func (s *Server) handleMessage(ctx context.Context, sess *session, data []byte) 
 	case "mcp":
 		// OpenEnv's MCP over the WebSocket: data is a JSON-RPC request,
 		// answered in an "mcp" message; tools act in this session.
-		req, e := object(m["data"], "mcp data")
+		req, e := object(m["data"], "mcp data", []any{"body"})
 		if e != nil {
 			return s.wsError(e), false
 		}

@@ -30,17 +30,10 @@ var mcpActionFields = map[string][]string{
 	"call_tool":  {"type", "tool_name", "arguments", "metadata"},
 }
 
-// decodeMCPAction reads the MCP action at loc; nil (and no error) when raw
-// is not an object with a "type", so an ordinary action.
-func decodeMCPAction(raw json.RawMessage, loc []any) (*mcpAction, *Error) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return nil, nil
-	}
-	rawType, ok := m["type"]
-	if !ok {
-		return nil, nil
-	}
+// decodeMCPAction reads the MCP action at loc whose fields are m (which
+// has a "type").
+func decodeMCPAction(m map[string]json.RawMessage, loc []any) (*mcpAction, *Error) {
+	rawType := m["type"]
 	var kind string
 	if json.Unmarshal(rawType, &kind) != nil || mcpActionFields[kind] == nil {
 		return nil, invalid("literal_error", at(loc, "type"), rawType, `action.type must be "list_tools" or "call_tool" (OpenEnv's MCP actions), got %s; an environment action has action_type and argument instead`, truncate(string(rawType), 100))

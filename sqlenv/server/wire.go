@@ -256,20 +256,31 @@ func decodeReset(m map[string]json.RawMessage, loc []any) (resetParams, *Error) 
 // extra fields, which catches typos such as "arguments").
 var actionFields = []string{"action_type", "argument", "metadata"}
 
-// decodeAction reads and validates the action object at loc: action_type
-// (one of DESCRIBE, SAMPLE, QUERY, ANSWER; case and spaces as the
-// environment accepts them), argument (a string, possibly empty: the
-// environment reports an empty argument in the observation) and optional
-// metadata.
-func decodeAction(raw json.RawMessage, loc []any) (sqlenv.Action, *Error) {
-	var a sqlenv.Action
+// decodeAnyAction reads and validates the action object at loc. An
+// environment action has action_type (one of DESCRIBE, SAMPLE, QUERY,
+// ANSWER; case and spaces as the environment accepts them), argument (a
+// string, possibly empty: the environment reports an empty argument in the
+// observation) and optional metadata. An object with a "type" is one of
+// OpenEnv's MCP actions instead (mcpaction.go). The object is decoded once.
+func decodeAnyAction(raw json.RawMessage, loc []any) (sqlenv.Action, *mcpAction, *Error) {
 	if len(bytes.TrimSpace(raw)) == 0 || isNull(raw) {
-		return a, invalid("missing", loc, nil, "action is required: {\"action_type\": \"QUERY\", \"argument\": \"SELECT ...\"}")
+		return sqlenv.Action{}, nil, invalid("missing", loc, nil, "action is required: {\"action_type\": \"QUERY\", \"argument\": \"SELECT ...\"}")
 	}
 	m, e := object(raw, "action", loc)
 	if e != nil {
-		return a, e
+		return sqlenv.Action{}, nil, e
 	}
+	if _, ok := m["type"]; ok {
+		mcp, e := decodeMCPAction(m, loc)
+		return sqlenv.Action{}, mcp, e
+	}
+	a, e := decodeActionFields(m, raw, loc)
+	return a, nil, e
+}
+
+// decodeActionFields validates the fields m of the action raw at loc.
+func decodeActionFields(m map[string]json.RawMessage, raw json.RawMessage, loc []any) (sqlenv.Action, *Error) {
+	var a sqlenv.Action
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(actionFields, k) {
 			return a, invalid("extra_forbidden", at(loc, k), m[k], "action: unknown field %q (allowed: %s)", truncate(k, 100), strings.Join(actionFields, ", "))
@@ -329,13 +340,8 @@ func decodeStep(m map[string]json.RawMessage) (stepParams, *Error) {
 		all, _ := json.Marshal(m)
 		return p, invalid("missing", at(body, "action"), all, "action is required: {\"action_type\": \"QUERY\", \"argument\": \"SELECT ...\"}")
 	}
-	if p.mcp, e = decodeMCPAction(m["action"], at(body, "action")); e != nil {
+	if p.action, p.mcp, e = decodeAnyAction(m["action"], at(body, "action")); e != nil {
 		return p, e
-	}
-	if p.mcp == nil {
-		if p.action, e = decodeAction(m["action"], at(body, "action")); e != nil {
-			return p, e
-		}
 	}
 	if t, ok, e := numberField(m, body, "timeout_s", "float_type", "timeout_s must be a number"); e != nil {
 		return p, e

@@ -375,18 +375,16 @@ func (s *Server) handleMessage(ctx context.Context, sess *session, data []byte) 
 		}
 		return &wsEnvelope{Type: "observation", Data: encodeResult(obs, true)}, false
 	case "step":
-		if ma, e := decodeMCPAction(m["data"], []any{"body"}); e != nil {
+		a, ma, e := decodeAnyAction(m["data"], []any{"body"})
+		if e != nil {
 			return s.wsError(e), false
-		} else if ma != nil {
+		}
+		if ma != nil {
 			res, e := s.mcpStep(ctx, sess, ma, 0)
 			if e != nil {
 				return s.wsError(e), false
 			}
 			return &wsEnvelope{Type: "observation", Data: res}, false
-		}
-		a, e := decodeAction(m["data"], []any{"body"})
-		if e != nil {
-			return s.wsError(e), false
 		}
 		obs, e := s.step(ctx, sess, a, 0)
 		if e != nil {

@@ -52,6 +52,39 @@ type Config struct {
 	OrderedAnswers bool
 }
 
+// Rules are the settings that decide how an episode plays out — which
+// observations and rewards the same actions get — with the defaults
+// resolved. Two environments with equal Rules over the same question and
+// database file play alike (a remote server is checked for this before
+// training trusts it).
+type Rules struct {
+	StepBudget       int          `json:"step_budget"`
+	ResultRows       int          `json:"result_rows"`
+	SampleRows       int          `json:"sample_rows"`
+	CellWidth        int          `json:"cell_width"`
+	ObservationChars int          `json:"observation_chars"` // 0: no limit
+	OrderedAnswers   bool         `json:"ordered_answers"`
+	Reward           RewardConfig `json:"reward"`
+}
+
+// Rules returns the configuration's Rules, defaults filled in.
+func (c Config) Rules() Rules {
+	r := Rules{StepBudget: c.StepBudget, ResultRows: c.ResultRows, SampleRows: c.SampleRows, CellWidth: c.CellWidth,
+		ObservationChars: c.ObservationChars, OrderedAnswers: c.OrderedAnswers, Reward: DefaultRewardConfig()}
+	setDefault(&r.StepBudget, DefaultStepBudget)
+	setDefault(&r.ResultRows, DefaultResultRows)
+	setDefault(&r.SampleRows, DefaultSampleRows)
+	setDefault(&r.CellWidth, DefaultCellWidth)
+	setDefault(&r.ObservationChars, DefaultObservationChars)
+	if r.ObservationChars < 0 {
+		r.ObservationChars = 0 // no limit
+	}
+	if c.Reward != nil {
+		r.Reward = *c.Reward
+	}
+	return r
+}
+
 // Default configuration values.
 const (
 	DefaultStepBudget = 15
@@ -103,18 +136,10 @@ func New(cfg Config) (*Environment, error) {
 	if cfg.StepBudget < 0 {
 		return nil, fmt.Errorf("sqlenv: step budget %d must be positive", cfg.StepBudget)
 	}
-	setDefault(&cfg.StepBudget, DefaultStepBudget)
-	setDefault(&cfg.ResultRows, DefaultResultRows)
-	setDefault(&cfg.SampleRows, DefaultSampleRows)
-	setDefault(&cfg.CellWidth, DefaultCellWidth)
-	setDefault(&cfg.ObservationChars, DefaultObservationChars)
-	if cfg.ObservationChars < 0 {
-		cfg.ObservationChars = 0 // no limit
-	}
-	e := &Environment{cfg: cfg, reward: DefaultRewardConfig(), dbs: cfg.Databases, byID: map[string]int{}}
-	if cfg.Reward != nil {
-		e.reward = *cfg.Reward
-	}
+	rules := cfg.Rules()
+	cfg.StepBudget, cfg.ResultRows, cfg.SampleRows, cfg.CellWidth, cfg.ObservationChars =
+		rules.StepBudget, rules.ResultRows, rules.SampleRows, rules.CellWidth, rules.ObservationChars
+	e := &Environment{cfg: cfg, reward: rules.Reward, dbs: cfg.Databases, byID: map[string]int{}}
 	if e.dbs == nil {
 		if cfg.DBDir == "" {
 			return nil, errors.New("sqlenv: no databases: set Config.Databases or Config.DBDir")

@@ -42,6 +42,7 @@ func (s *Server) routes() http.Handler {
 		s.writeJSON(w, http.StatusOK, s.info())
 	})
 	mux.Handle("GET /metrics", s.metrics.handler)
+	mux.HandleFunc("GET /questions", s.handleQuestions)
 	mux.HandleFunc("GET /ws", s.handleWS)
 	mux.HandleFunc("POST /mcp", s.handleMCP)
 	mux.HandleFunc("GET /mcp", s.handleMCPWS)
@@ -56,7 +57,7 @@ func (s *Server) routes() http.Handler {
 	})
 	// Anything else gets a JSON error, as FastAPI (OpenEnv's server) sends.
 	allowed := map[string]string{"/reset": "POST", "/step": "POST", "/state": "GET", "/health": "GET",
-		"/schema": "GET", "/metadata": "GET", "/info": "GET", "/metrics": "GET", "/ws": "GET", "/mcp": "POST", "/openapi.json": "GET"}
+		"/schema": "GET", "/metadata": "GET", "/info": "GET", "/metrics": "GET", "/questions": "GET", "/ws": "GET", "/mcp": "POST", "/openapi.json": "GET"}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if m, ok := allowed[r.URL.Path]; ok || strings.HasPrefix(r.URL.Path, "/sessions/") {
 			if !ok {

@@ -124,6 +124,7 @@ type Server struct {
 	dbs         *sqlenv.Databases
 	ownsDBs     bool
 	ordinal     atomic.Uint64 // sessions made, for their seeds
+	questions   questionList  // GET /questions, computed once
 
 	// baseCtx outlives requests: WebSocket steps run under it, so that a
 	// graceful shutdown lets them finish; Close cancels it.

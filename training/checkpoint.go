@@ -70,7 +70,7 @@ func saveCheckpoint(l *Learner, cfg GRPOConfig, stage, tokenizerDir string) (str
 	if err := l.Save(dir, l.Model.DType, tokenizerDir); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
-	state, err := json.MarshalIndent(TrainerState{GlobalStep: l.Steps, Stage: stage, Config: cfg}, "", "  ")
+	state, err := json.MarshalIndent(TrainerState{GlobalStep: l.Steps, Stage: stage, Config: cfg.Redacted()}, "", "  ")
 	if err != nil {
 		return "", err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"reflect"
 	"slices"
 	"strconv"
@@ -116,6 +117,21 @@ type GRPOConfig struct {
 	// model (FormatObservation cuts it on a line boundary). Default 1200;
 	// 0 = no cap.
 	MaxResultChars int `json:"max_result_chars" yaml:"max_result_chars" help:"cap on the characters of a result shown to the model; 0 means none"`
+	// EnvServers are the URLs of environment servers (sqlenv-server) that
+	// play the episodes of rollouts and evaluations, spread over them
+	// (server.Pool); a lost session is re-opened on another and its episode
+	// replayed. Default [] = in-process environments. The servers must play
+	// this run's questions, databases and rules: the pipeline checks each at
+	// start (server.CheckServer) and refuses those that do not; `train …
+	// questions` writes the question file to serve.
+	EnvServers []string `json:"env_servers" yaml:"env_servers" help:"comma-separated URLs of environment servers (sqlenv-server) to play episodes on; empty means in process"`
+	// EnvTransport is how to talk to EnvServers: "websocket" (default: one
+	// connection per episode) or "http" (stateful HTTP sessions).
+	EnvTransport string `json:"env_transport" yaml:"env_transport" help:"protocol for env_servers: websocket or http"`
+	// EnvAuthToken is the servers' SQLENV_AUTH_TOKEN, sent as a bearer
+	// token. Prefer the environment variable GOSQLENV_ENV_AUTH_TOKEN to a
+	// file or flag; checkpoints record only whether it was set.
+	EnvAuthToken string `json:"env_auth_token" yaml:"env_auth_token" help:"auth token of env_servers (prefer GOSQLENV_ENV_AUTH_TOKEN)"`
 
 	// ---- Generation ----
 
@@ -309,6 +325,8 @@ func DefaultGRPOConfig() GRPOConfig {
 		StepBudget:     10,
 		HistoryPairs:   3,
 		MaxResultChars: 1200,
+		EnvServers:     []string{},
+		EnvTransport:   "websocket",
 
 		MaxNewTokens:         256,
 		MaxCompletionLength:  1024,
@@ -371,6 +389,7 @@ var (
 	cfgSchedulers = []string{"linear", "cosine", "constant"}
 	cfgLossTypes  = []string{"grpo", "bnpo", "dr_grpo", "dapo"}
 	cfgScales     = []string{"group", "batch", "none"}
+	cfgTransports = []string{"websocket", "http"}
 )
 
 // Validate checks the configuration and returns every problem found (joined),
@@ -456,6 +475,37 @@ func (c *GRPOConfig) checkEnvironment(v *checker) {
 	v.atLeast("step_budget", c.StepBudget, 1)
 	v.atLeast("history_pairs", c.HistoryPairs, 0)
 	v.atLeast("max_result_chars", c.MaxResultChars, 0)
+	for _, addr := range c.EnvServers {
+		if u, err := url.Parse(addr); err != nil || u.Host == "" || !slices.Contains([]string{"http", "https", "ws", "wss"}, u.Scheme) {
+			v.bad("env_servers", strconv.Quote(redactURL(addr)), "must be a URL like http://host:8000 (http, https, ws or wss)")
+		}
+	}
+	v.oneOf("env_transport", c.EnvTransport, cfgTransports)
+}
+
+// Redacted returns the configuration with its secret (env_auth_token)
+// replaced by "(set)", and passwords in env_servers by "xxxxx": what
+// checkpoints and logs may record.
+func (c GRPOConfig) Redacted() GRPOConfig {
+	if c.EnvAuthToken != "" {
+		c.EnvAuthToken = "(set)"
+	}
+	c.EnvServers = slices.Clone(c.EnvServers)
+	for i, s := range c.EnvServers {
+		c.EnvServers[i] = redactURL(s)
+	}
+	return c
+}
+
+// redactURL hides a URL's password.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	if at := strings.LastIndex(s, "@"); at >= 0 {
+		return "xxxxx" + s[at:]
+	}
+	return s
 }
 
 func (c *GRPOConfig) checkGeneration(v *checker) {

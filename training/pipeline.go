@@ -5,13 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/gomlx/compute"
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset/bundled"
+	"github.com/gosqlenv/gosqlenv/sqlenv/server"
 	"github.com/gosqlenv/gosqlenv/sqlenv/sqlitedb"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
 )
@@ -53,6 +57,8 @@ type Pipeline struct {
 	OnEvaluate func(EvalProgress)
 	// questionsPath and evalQuestionsPath are the question files read.
 	questionsPath, evalQuestionsPath string
+	// envServers spreads episodes over env_servers (nil: in process).
+	envServers *server.Pool
 }
 
 // NewPipeline validates cfg, loads the questions (the bundled dataset unless
@@ -61,6 +67,10 @@ type Pipeline struct {
 func NewPipeline(ctx context.Context, cfg GRPOConfig) (*Pipeline, error) {
 	p, err := OpenData(ctx, cfg)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.ConnectEnvServers(ctx); err != nil {
+		p.Close()
 		return nil, err
 	}
 	if err := p.LoadModel(ctx); err != nil {
@@ -92,11 +102,64 @@ func (p *Pipeline) RolloutConfig() RolloutConfig {
 		BatchEpisodes: c.RolloutBatchEpisodes}
 }
 
-// NewEnv makes an environment over all questions (training, held-out and
-// evaluation) sharing the pipeline's databases.
+// NewEnv makes an environment for one episode: in process over all
+// questions (training, held-out and evaluation) sharing the pipeline's
+// databases, or, with env_servers, a session on one of the servers.
 func (p *Pipeline) NewEnv() (sqlenv.Env, error) {
-	return sqlenv.New(sqlenv.Config{Questions: slices.Concat(p.Pretrain, p.Train, p.Heldout, p.Eval),
-		Databases: p.Databases, StepBudget: p.Config.StepBudget})
+	if p.envServers != nil {
+		return p.envServers.NewEnv()
+	}
+	return sqlenv.New(p.envConfig(slices.Concat(p.Pretrain, p.Train, p.Heldout, p.Eval)))
+}
+
+// envConfig is the in-process environment over qs.
+func (p *Pipeline) envConfig(qs []dataset.QuestionRecord) sqlenv.Config {
+	return sqlenv.Config{Questions: qs, Databases: p.Databases, StepBudget: p.Config.StepBudget}
+}
+
+// EpisodeQuestions are the questions whose episodes rollouts and
+// evaluations play: training, held-out and unseen-database questions (what
+// env_servers must serve).
+func (p *Pipeline) EpisodeQuestions() []dataset.QuestionRecord {
+	return slices.Concat(p.Train, p.Heldout, p.Eval)
+}
+
+// ConnectEnvServers makes NewEnv play on env_servers, after checking that
+// each plays this run's episodes exactly as an in-process environment
+// would (server.CheckServer: questions, gold, database files, rules). It
+// does nothing when env_servers is empty.
+func (p *Pipeline) ConnectEnvServers(ctx context.Context) error {
+	c := p.Config
+	if len(c.EnvServers) == 0 {
+		return nil
+	}
+	opts := &server.ClientOptions{HTTP: c.EnvTransport == "http"}
+	if c.EnvAuthToken != "" {
+		opts.Header = http.Header{"Authorization": {"Bearer " + c.EnvAuthToken}}
+	}
+	local := p.envConfig(p.EpisodeQuestions())
+	errs := make([]error, len(c.EnvServers))
+	var wg sync.WaitGroup
+	for i, addr := range c.EnvServers {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, time.Minute)
+			defer cancel()
+			errs[i] = server.CheckServer(ctx, addr, opts, local)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		if len(c.EnvServers) > 1 {
+			return fmt.Errorf("env_servers: %w", err)
+		}
+		return err
+	}
+	pool, err := server.NewPool(c.EnvServers, opts)
+	if err != nil {
+		return fmt.Errorf("env_servers: %w", err)
+	}
+	p.envServers = pool
+	return nil
 }
 
 // Close releases the databases.

@@ -119,10 +119,10 @@ type GRPOConfig struct {
 	MaxResultChars int `json:"max_result_chars" yaml:"max_result_chars" help:"cap on the characters of a result shown to the model; 0 means none"`
 	// EnvServers are the URLs of environment servers (sqlenv-server) that
 	// play the episodes of rollouts and evaluations, spread over them
-	// (server.Pool); a lost session is re-opened on another and its episode
+	// (client.Pool); a lost session is re-opened on another and its episode
 	// replayed. Default [] = in-process environments. The servers must play
 	// this run's questions, databases and rules: the pipeline checks each at
-	// start (server.CheckServer) and refuses those that do not; `train …
+	// start (client.CheckServer) and refuses those that do not; `train …
 	// questions` writes the question file to serve.
 	EnvServers []string `json:"env_servers" yaml:"env_servers" help:"comma-separated URLs of environment servers (sqlenv-server) to play episodes on; empty means in process"`
 	// EnvTransport is how to talk to EnvServers: "websocket" (default: one

@@ -13,9 +13,9 @@ import (
 
 	"github.com/gomlx/compute"
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/client"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset/bundled"
-	"github.com/gosqlenv/gosqlenv/sqlenv/server"
 	"github.com/gosqlenv/gosqlenv/sqlenv/sqlitedb"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
 )
@@ -58,7 +58,7 @@ type Pipeline struct {
 	// questionsPath and evalQuestionsPath are the question files read.
 	questionsPath, evalQuestionsPath string
 	// envServers spreads episodes over env_servers (nil: in process).
-	envServers *server.Pool
+	envServers *client.Pool
 }
 
 // NewPipeline validates cfg, loads the questions (the bundled dataset unless
@@ -126,14 +126,14 @@ func (p *Pipeline) EpisodeQuestions() []dataset.QuestionRecord {
 
 // ConnectEnvServers makes NewEnv play on env_servers, after checking that
 // each plays this run's episodes exactly as an in-process environment
-// would (server.CheckServer: questions, gold, database files, rules). It
+// would (client.CheckServer: questions, gold, database files, rules). It
 // does nothing when env_servers is empty.
 func (p *Pipeline) ConnectEnvServers(ctx context.Context) error {
 	c := p.Config
 	if len(c.EnvServers) == 0 {
 		return nil
 	}
-	opts := &server.ClientOptions{HTTP: c.EnvTransport == "http"}
+	opts := &client.Options{HTTP: c.EnvTransport == "http"}
 	if c.EnvAuthToken != "" {
 		opts.Header = http.Header{"Authorization": {"Bearer " + c.EnvAuthToken}}
 	}
@@ -144,7 +144,7 @@ func (p *Pipeline) ConnectEnvServers(ctx context.Context) error {
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(ctx, time.Minute)
 			defer cancel()
-			errs[i] = server.CheckServer(ctx, addr, opts, local)
+			errs[i] = client.CheckServer(ctx, addr, opts, local)
 		})
 	}
 	wg.Wait()
@@ -154,7 +154,7 @@ func (p *Pipeline) ConnectEnvServers(ctx context.Context) error {
 		}
 		return err
 	}
-	pool, err := server.NewPool(c.EnvServers, opts)
+	pool, err := client.NewPool(c.EnvServers, opts)
 	if err != nil {
 		return fmt.Errorf("env_servers: %w", err)
 	}

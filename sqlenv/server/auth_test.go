@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/client"
 )
 
 // TestAuthToken: with an AuthToken every request but GET /health needs
@@ -39,12 +40,12 @@ func TestAuthToken(t *testing.T) {
 	if status, _, body := request(t, "POST", hs.URL+"/step", good, `{"action": {"action_type": "DESCRIBE", "argument": "customer"}}`); status != 200 {
 		t.Fatalf("step with the token: %d %s", status, body)
 	}
-	if _, err := Dial(ctx, hs.URL, testClientOptions(t)); err == nil {
+	if _, err := client.Dial(ctx, hs.URL, testClientOptions(t)); err == nil {
 		t.Fatal("a WebSocket without the token was accepted")
 	}
 	opts := testClientOptions(t)
 	opts.Header = http.Header{"Authorization": {"Bearer " + token}}
-	ws, err := Dial(ctx, hs.URL, opts)
+	ws, err := client.Dial(ctx, hs.URL, opts)
 	if err != nil {
 		t.Fatalf("WebSocket with the token: %v", err)
 	}
@@ -106,7 +107,7 @@ func TestSessionIDsStayApart(t *testing.T) {
 		return logs.Write(p)
 	}), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s, hs := testServer(t, Config{Logger: logger})
-	ws, err := Dial(ctx, hs.URL, testClientOptions(t))
+	ws, err := client.Dial(ctx, hs.URL, testClientOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}

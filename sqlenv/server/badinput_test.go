@@ -13,6 +13,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/client"
+	"github.com/gosqlenv/gosqlenv/sqlenv/internal/protocol"
 )
 
 // errorBody decodes an HTTP error body.
@@ -195,7 +197,7 @@ func TestWebSocketBadInput(t *testing.T) {
 		}
 	}
 	// The step after all the errors is the episode's first.
-	var m struct{ Data resultWire }
+	var m struct{ Data protocol.ResultWire }
 	b := ws.exchange(`{"type": "step", "data": {"action_type": "QUERY", "argument": "SELECT 1"}}`)
 	json.Unmarshal(b, &m)
 	if m.Data.Observation.StepCount != 2 {
@@ -215,7 +217,7 @@ func TestWebSocketBadInput(t *testing.T) {
 // TestClientErrors checks how the Go client reports protocol errors.
 func TestClientErrors(t *testing.T) {
 	_, hs := testServer(t, Config{})
-	c, err := Dial(ctx, hs.URL, testClientOptions(t))
+	c, err := client.Dial(ctx, hs.URL, testClientOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +246,7 @@ func TestClientErrors(t *testing.T) {
 		t.Errorf("step after close: %v, want sqlenv.ErrClosed", err)
 	}
 
-	h, err := NewHTTPClient(hs.URL, testClientOptions(t))
+	h, err := client.NewHTTPSession(hs.URL, testClientOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,10 +262,10 @@ func TestClientErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if _, err := Dial(ctx, "ftp://x", nil); err == nil {
+	if _, err := client.Dial(ctx, "ftp://x", nil); err == nil {
 		t.Error("dial ftp:// succeeded")
 	}
-	if _, err := NewPool(nil, nil); err == nil {
+	if _, err := client.NewPool(nil, nil); err == nil {
 		t.Error("a pool without addresses")
 	}
 }

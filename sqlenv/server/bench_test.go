@@ -24,6 +24,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/client"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
 )
 
@@ -76,7 +77,7 @@ func newBenchEnv(tb testing.TB, transport, addr string) func() (sqlenv.Env, erro
 	}
 	opts := testClientOptions(tb)
 	opts.HTTP = transport == "http"
-	pool, err := NewPool([]string{addr}, opts)
+	pool, err := client.NewPool([]string{addr}, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 // Package server serves the SQL environment over OpenEnv's protocol, so
-// clients written for the Python SQLEnv work unchanged, and provides Go
-// clients that implement sqlenv.Env against one or many such servers.
+// clients written for the Python SQLEnv work unchanged. The Go clients,
+// which implement sqlenv.Env against one or many such servers, are in
+// sqlenv/client.
 //
 // # Protocol
 //
@@ -56,16 +57,15 @@
 //
 // # Errors
 //
-// Every error has a Code; the table statusOf in errors.go maps codes to
+// Every error has a Code; the table protocol.StatusOf (sqlenv/internal/protocol) maps codes to
 // HTTP statuses: INVALID_JSON and UNKNOWN_TYPE 400, SESSION_ERROR 404,
 // REQUEST_TOO_LARGE 413, UNSUPPORTED_MEDIA_TYPE 415, VALIDATION_ERROR 422,
 // EXECUTION_ERROR and FACTORY_ERROR 500, CAPACITY_REACHED and
 // SHUTTING_DOWN 503, TIMEOUT 504. HTTP error bodies are {"code",
 // "message", "detail"} (detail as FastAPI writes it).
 //
-// # Clients
-//
-// Client (WebSocket) and HTTPClient (stateful HTTP) implement sqlenv.Env,
-// so sqlenv.Evaluate, sqlenv.PlayEpisode and the trainer's rollouts run
-// against remote servers; Pool spreads sessions over several servers.
+// GET /questions (an extension) lists the questions served, with digests
+// of each question and its database file, and the rules the environments
+// play by (sqlenv.Rules), so that a trainer can check a server before it
+// trusts its rewards (client.CheckServer).
 package server

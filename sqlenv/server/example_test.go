@@ -2,10 +2,11 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
-	"strings"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
@@ -14,10 +15,11 @@ import (
 	"github.com/gosqlenv/gosqlenv/sqlenv/sqlitedb"
 )
 
-// startServer serves the bundled evaluation questions on a loopback port
-// (what `sqlenv-server` does on :8000) and returns its URL and a stop
-// function.
-func startServer(ctx context.Context) (string, func()) {
+// A server over the bundled evaluation questions, as `sqlenv-server` runs
+// it (Serve on a listener; here httptest's), answering OpenEnv's /reset over
+// plain HTTP. sqlenv/client has the Go clients.
+func ExampleNew() {
+	ctx := context.Background()
 	paths, err := bundled.Ensure(ctx)
 	if err != nil {
 		panic(err)
@@ -27,6 +29,7 @@ func startServer(ctx context.Context) (string, func()) {
 		panic(err)
 	}
 	dbs := sqlenv.OpenDatabases(paths.DBDir, sqlitedb.Limits{})
+	defer dbs.Close()
 	srv, err := server.New(server.Config{
 		Env:    sqlenv.Config{Questions: qs, Databases: dbs, StepBudget: 10},
 		Logger: slog.New(slog.DiscardHandler),
@@ -34,77 +37,24 @@ func startServer(ctx context.Context) (string, func()) {
 	if err != nil {
 		panic(err)
 	}
+	defer srv.Close()
 	hs := httptest.NewServer(srv)
-	return hs.URL, func() { hs.Close(); srv.Close(); dbs.Close() }
-}
+	defer hs.Close()
 
-// A remote episode: the client is a sqlenv.Env, with the observations the
-// server's environment made (reward, done and metadata included).
-func ExampleDial() {
-	ctx := context.Background()
-	url, stop := startServer(ctx)
-	defer stop()
-
-	env, err := server.Dial(ctx, url, nil) // e.g. "localhost:8000"
+	resp, err := http.Post(hs.URL+"/reset", "application/json", nil)
 	if err != nil {
 		panic(err)
 	}
-	defer env.Close()
-	obs, err := env.Reset(ctx, sqlenv.ResetOptions{QuestionID: "bank_eval_000"})
-	if err != nil {
-		panic(err)
+	defer resp.Body.Close()
+	var res struct {
+		Observation struct {
+			BudgetRemaining int `json:"budget_remaining"`
+		}
+		Reward *float64
+		Done   bool
 	}
-	fmt.Println(obs.Question)
-	obs, _ = env.Step(ctx, sqlenv.Action{ActionType: sqlenv.Query,
-		Argument: "SELECT count(*) FROM customer WHERE segment = 'Business' AND city = 'Amsterdam'"})
-	fmt.Printf("QUERY reward %.3f, %d steps left\n%s\n", obs.Reward, obs.BudgetRemaining, obs.Result)
-	obs, _ = env.Step(ctx, sqlenv.Action{ActionType: sqlenv.Answer, Argument: "103"})
-	stats := obs.Metadata[sqlenv.MetaStats].(sqlenv.EpisodeStats)
-	fmt.Printf("ANSWER reward %.3f, done %v, correct %v, total %.3f\n", obs.Reward, obs.Done, obs.Metadata[sqlenv.MetaCorrect], stats.TotalReward)
-	st := env.State()
-	fmt.Println(st.QuestionID, st.StepCount, st.Done)
+	json.NewDecoder(resp.Body).Decode(&res)
+	fmt.Println(resp.Status, "session:", resp.Header.Get(server.SessionHeader) != "", "budget:", res.Observation.BudgetRemaining, "reward:", res.Reward, "done:", res.Done)
 	// Output:
-	// How many Business customers live in Amsterdam?
-	// QUERY reward 0.175, 9 steps left
-	// count(*)
-	// 1. 103
-	// (1 row)
-	// ANSWER reward 1.000, done true, correct true, total 1.175
-	// bank_eval_000 2 true
-}
-
-// A Pool spreads sessions over servers in turn; sqlenv.Evaluate runs on
-// each session like on an in-process environment.
-func ExamplePool() {
-	ctx := context.Background()
-	urlA, stopA := startServer(ctx)
-	defer stopA()
-	urlB, stopB := startServer(ctx)
-	defer stopB()
-
-	pool, err := server.NewPool([]string{urlA, urlB}, nil)
-	if err != nil {
-		panic(err)
-	}
-	for i := range 4 {
-		env, err := pool.NewEnv() // fits training.NewRoller
-		if err != nil {
-			panic(err)
-		}
-		name := "A"
-		if strings.HasPrefix(env.(*server.Client).Addr(), "ws"+strings.TrimPrefix(urlB, "http")) {
-			name = "B"
-		}
-		rep, err := sqlenv.Evaluate(ctx, env, sqlenv.NewRandomPolicy(uint64(i)), 20)
-		if err != nil {
-			panic(err)
-		}
-		fmt.Printf("session %d on server %s: %d episodes, %d failed\n", i, name, len(rep.Episodes), rep.Failed)
-		env.Close()
-	}
-	// Output:
-	// session 0 on server A: 20 episodes, 0 failed
-	// session 1 on server B: 20 episodes, 0 failed
-	// session 2 on server A: 20 episodes, 0 failed
-	// session 3 on server B: 20 episodes, 0 failed
+	// 200 OK session: true budget: 10 reward: <nil> done: false
 }

@@ -14,14 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 )
-
-// SessionHeader carries the id of a stateful HTTP session: set on /reset's
-// response, and read by /step, /state and /reset (to reuse a session).
-const SessionHeader = "X-Session-Id"
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
@@ -212,17 +207,6 @@ func (s *Server) trusted(ip string) bool {
 	return false
 }
 
-// truncate cuts s to at most n bytes (at a character boundary) for messages.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
 // statusRecorder remembers the status a handler wrote.
 type statusRecorder struct {
 	http.ResponseWriter
@@ -291,7 +275,7 @@ func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, e *Error) {
 	s.metrics.error(e.Code)
 	s.log.Debug("request error", "path", r.URL.Path, "code", e.Code, "message", e.Message)
-	s.writeJSON(w, e.Code.HTTPStatus(), e.errorJSON(true))
+	s.writeJSON(w, e.Code.HTTPStatus(), e.JSON(true))
 }
 
 // readBody reads a JSON object body of at most MaxBodyBytes. An empty body

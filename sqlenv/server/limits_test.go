@@ -15,15 +15,16 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/client"
 )
 
 // fromIP returns client options whose connections come from ip (another
 // loopback address: a second client on the same machine).
-func fromIP(t *testing.T, ip string) *ClientOptions {
+func fromIP(t *testing.T, ip string) *client.Options {
 	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
 	tr := &http.Transport{DialContext: d.DialContext}
 	t.Cleanup(tr.CloseIdleConnections)
-	return &ClientOptions{HTTPClient: &http.Client{Transport: tr}}
+	return &client.Options{HTTPClient: &http.Client{Transport: tr}}
 }
 
 // TestPerClientSessionCap: one client's sessions stop at
@@ -31,18 +32,18 @@ func fromIP(t *testing.T, ip string) *ClientOptions {
 func TestPerClientSessionCap(t *testing.T) {
 	_, hs := testServer(t, Config{MaxSessions: 8, MaxSessionsPerClient: 3})
 	for i := 0; i < 3; i++ {
-		c, err := Dial(ctx, hs.URL, fromIP(t, "127.0.0.1"))
+		c, err := client.Dial(ctx, hs.URL, fromIP(t, "127.0.0.1"))
 		if err != nil {
 			t.Fatalf("session %d: %v", i, err)
 		}
 		defer c.Close()
 	}
-	_, err := Dial(ctx, hs.URL, fromIP(t, "127.0.0.1"))
+	_, err := client.Dial(ctx, hs.URL, fromIP(t, "127.0.0.1"))
 	var pe *Error
 	if !errors.As(err, &pe) || pe.Code != CodeCapacity {
 		t.Fatalf("fourth session of one client: %v", err)
 	}
-	other, err := Dial(ctx, hs.URL, fromIP(t, "127.0.0.2"))
+	other, err := client.Dial(ctx, hs.URL, fromIP(t, "127.0.0.2"))
 	if err != nil {
 		t.Fatalf("another client was locked out: %v", err)
 	}

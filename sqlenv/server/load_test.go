@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/client"
 )
 
 // raceEnabled is set by race_test.go under -race.
@@ -76,7 +77,7 @@ func TestLoad(t *testing.T) {
 		servers, https, addrs = append(servers, s), append(https, hs), append(addrs, hs.URL)
 	}
 	opts := testClientOptions(t)
-	pool, err := NewPool(addrs, opts)
+	pool, err := client.NewPool(addrs, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

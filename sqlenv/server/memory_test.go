@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/client"
 )
 
 // memoryHostileQueries are QUERY arguments that try to hold as much memory
@@ -111,7 +112,7 @@ func TestServerMemoryAfterHostileLoad(t *testing.T) {
 	errs := make(chan error, clients)
 	for c := range clients {
 		wg.Go(func() {
-			cl, err := Dial(ctx, url, testClientOptions(t))
+			cl, err := client.Dial(ctx, url, testClientOptions(t))
 			if err != nil {
 				errs <- err
 				return

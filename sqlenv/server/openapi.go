@@ -13,7 +13,7 @@ import (
 // bodies field by field (decodeReset, decodeStep: strict, with messages
 // that name the field); TestOpenAPIRequestTypesMatchDecoders keeps these
 // types and the decoders in step. Responses are documented from the very
-// types the handlers encode (resultJSON, stateJSON, errorJSON's fields).
+// types the handlers encode (resultJSON, stateJSON, Error.JSON's fields).
 type (
 	resetRequestDoc struct {
 		Seed       *int64  `json:"seed,omitempty"`

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/client"
 )
 
 // gatedEnv holds steps whose action metadata has "slow": true until the gate
@@ -63,18 +64,18 @@ var slow = map[string]any{"slow": true}
 func TestCapacity(t *testing.T) {
 	s, hs := testServer(t, Config{MaxSessions: 2, MaxSessionsPerClient: 2})
 	opts := testClientOptions(t)
-	a, err := Dial(ctx, hs.URL, opts)
+	a, err := client.Dial(ctx, hs.URL, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := Dial(ctx, hs.URL, opts)
+	b, err := client.Dial(ctx, hs.URL, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// As with OpenEnv's server, the upgrade is accepted and the refusal is
 	// an error message; Dial reports it.
-	_, err = Dial(ctx, hs.URL, opts)
+	_, err = client.Dial(ctx, hs.URL, opts)
 	if e, ok := errors.AsType[*Error](err); !ok || e.Code != CodeCapacity {
 		t.Fatalf("third WebSocket: %v (%#v), want CAPACITY_REACHED", err, e)
 	}
@@ -84,7 +85,7 @@ func TestCapacity(t *testing.T) {
 	}
 	// A pool fails over to a server with room.
 	_, hs2 := testServer(t, Config{})
-	pool, err := NewPool([]string{hs.URL, hs2.URL}, opts)
+	pool, err := client.NewPool([]string{hs.URL, hs2.URL}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,15 +94,15 @@ func TestCapacity(t *testing.T) {
 		if err != nil {
 			t.Fatalf("pool open %d: %v", i, err)
 		}
-		if !strings.HasPrefix(env.(*Client).Addr(), "ws"+strings.TrimPrefix(hs2.URL, "http")) {
-			t.Errorf("pool session %d on %s, want the server with room", i, env.(*Client).Addr())
+		if !strings.HasPrefix(env.(*client.Session).Addr(), "ws"+strings.TrimPrefix(hs2.URL, "http")) {
+			t.Errorf("pool session %d on %s, want the server with room", i, env.(*client.Session).Addr())
 		}
 		env.Close()
 	}
 	// A closed session frees its slot.
 	b.Close()
 	waitFor(t, "the slot to be free", func() bool { return s.reg.counts()[transportWS] == 1 })
-	c, err := Dial(ctx, hs.URL, opts)
+	c, err := client.Dial(ctx, hs.URL, opts)
 	if err != nil {
 		t.Fatalf("dial after a close: %v", err)
 	}
@@ -118,7 +119,7 @@ func TestCapacity(t *testing.T) {
 func TestHTTPSessionEviction(t *testing.T) {
 	const evictAfter = 300 * time.Millisecond
 	s, hs := testServer(t, Config{MaxSessions: 3, MaxSessionsPerClient: 3, EvictAfter: evictAfter})
-	ws, err := Dial(ctx, hs.URL, testClientOptions(t))
+	ws, err := client.Dial(ctx, hs.URL, testClientOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestIdleExpiry(t *testing.T) {
 		t.Fatalf("reset: %d %s", status, body)
 	}
 	sid := hdr.Get(SessionHeader)
-	ws, err := Dial(ctx, hs.URL, testClientOptions(t))
+	ws, err := client.Dial(ctx, hs.URL, testClientOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +210,7 @@ func TestStepTimeout(t *testing.T) {
 	cfg, _, gate := gatedConfig(t, Config{StepTimeout: 200 * time.Millisecond})
 	defer close(gate)
 	_, hs := testServer(t, cfg)
-	h, err := NewHTTPClient(hs.URL, testClientOptions(t))
+	h, err := client.NewHTTPSession(hs.URL, testClientOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +258,7 @@ func TestStepTimeout(t *testing.T) {
 // TestMetrics checks /metrics' values and its text format.
 func TestMetrics(t *testing.T) {
 	_, hs := testServer(t, Config{})
-	c, err := Dial(ctx, hs.URL, testClientOptions(t))
+	c, err := client.Dial(ctx, hs.URL, testClientOptions(t))
 	if err != nil {
 		t.Fatal(err)
 	}

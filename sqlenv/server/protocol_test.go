@@ -19,6 +19,7 @@ import (
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
+	"github.com/gosqlenv/gosqlenv/sqlenv/internal/protocol"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -190,7 +191,7 @@ func TestHTTPProtocol(t *testing.T) {
 		t.Fatalf("step: %d %s", status, body)
 	}
 	golden(t, "http_step_query", body)
-	var res resultWire
+	var res protocol.ResultWire
 	json.Unmarshal(body, &res)
 	answer := sqlenv.AnswerFromResult(res.Observation.Result)
 
@@ -314,7 +315,7 @@ func TestWebSocketProtocol(t *testing.T) {
 	send(`{"type":"step","data":{"action_type":"DESCRIBE","argument":"customer"}}`)
 	send(`{"type":"state"}`)
 	b := send(mustJSON(map[string]any{"type": "step", "data": map[string]any{"action_type": "QUERY", "argument": q.GoldSQL}}))
-	var m struct{ Data resultWire }
+	var m struct{ Data protocol.ResultWire }
 	json.Unmarshal(b, &m)
 	send(mustJSON(map[string]any{"type": "step", "data": map[string]any{"action_type": "ANSWER", "argument": sqlenv.AnswerFromResult(m.Data.Observation.Result)}}))
 	send(`{"type":"reset","data":{"seed":7}}`)

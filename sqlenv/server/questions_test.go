@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/client"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
 	"github.com/gosqlenv/gosqlenv/sqlenv/sqlitedb"
 )
@@ -20,10 +21,10 @@ func TestCheckServer(t *testing.T) {
 	_, hs := testServer(t, Config{})
 	dir := dbs.Dir()
 	some := qs[:40]
-	if err := CheckServer(ctx, hs.URL, nil, sqlenv.Config{Questions: some, Databases: dbs}); err != nil {
+	if err := client.CheckServer(ctx, hs.URL, nil, sqlenv.Config{Questions: some, Databases: dbs}); err != nil {
 		t.Fatalf("the server's own questions: %v", err)
 	}
-	if err := CheckServer(ctx, hs.URL, nil, sqlenv.Config{Questions: qs, DBDir: dir, StepBudget: sqlenv.DefaultStepBudget}); err != nil {
+	if err := client.CheckServer(ctx, hs.URL, nil, sqlenv.Config{Questions: qs, DBDir: dir, StepBudget: sqlenv.DefaultStepBudget}); err != nil {
 		t.Fatalf("all of them: %v", err)
 	}
 
@@ -32,8 +33,8 @@ func TestCheckServer(t *testing.T) {
 	changed[7].QuestionText = "What else?"
 	extra := dataset.QuestionRecord{QuestionID: "bank_gen_9999", DatabaseName: some[0].DatabaseName}
 	changed = append(changed, extra)
-	err := CheckServer(ctx, hs.URL, nil, sqlenv.Config{Questions: changed, DBDir: dir, StepBudget: 7})
-	var m *MismatchError
+	err := client.CheckServer(ctx, hs.URL, nil, sqlenv.Config{Questions: changed, DBDir: dir, StepBudget: 7})
+	var m *client.MismatchError
 	if !errors.As(err, &m) || m.MissingCount != 1 || m.Missing[0] != "bank_gen_9999" || m.DifferentCount != 2 ||
 		m.Different[0] != changed[3].QuestionID || m.Rules.StepBudget != sqlenv.DefaultStepBudget || m.WantRules.StepBudget != 7 {
 		t.Fatalf("mismatch: %#v", err)
@@ -43,7 +44,7 @@ func TestCheckServer(t *testing.T) {
 	reward.StepCost *= 2
 	for _, local := range []sqlenv.Config{{ObservationChars: 1200}, {Reward: &reward}, {OrderedAnswers: true}, {SampleRows: 3}} {
 		local.Questions, local.DBDir = some, dir
-		if err := CheckServer(ctx, hs.URL, nil, local); !errors.As(err, &m) || m.MissingCount+m.DifferentCount != 0 || m.Rules == m.WantRules {
+		if err := client.CheckServer(ctx, hs.URL, nil, local); !errors.As(err, &m) || m.MissingCount+m.DifferentCount != 0 || m.Rules == m.WantRules {
 			t.Errorf("other rules %+v: %v", local.Rules(), err)
 		}
 	}
@@ -66,18 +67,18 @@ func TestCheckServer(t *testing.T) {
 			sameDB = append(sameDB, q)
 		}
 	}
-	err = CheckServer(ctx, hs.URL, nil, sqlenv.Config{Questions: sameDB, DBDir: other})
+	err = client.CheckServer(ctx, hs.URL, nil, sqlenv.Config{Questions: sameDB, DBDir: other})
 	if !errors.As(err, &m) || m.DifferentCount != len(sameDB) || m.MissingCount != 0 {
 		t.Fatalf("another database file: %v", err)
 	}
 
 	// A protected server: the check sends the token as the clients do.
 	_, hsAuth := testServer(t, Config{AuthToken: "t0ken-for-the-check"})
-	if err := CheckServer(ctx, hsAuth.URL, nil, sqlenv.Config{Questions: some, DBDir: dir}); err == nil {
+	if err := client.CheckServer(ctx, hsAuth.URL, nil, sqlenv.Config{Questions: some, DBDir: dir}); err == nil {
 		t.Error("no token, no check")
 	}
-	opts := &ClientOptions{Header: map[string][]string{"Authorization": {"Bearer t0ken-for-the-check"}}}
-	if err := CheckServer(ctx, hsAuth.URL, opts, sqlenv.Config{Questions: some, DBDir: dir}); err != nil {
+	opts := &client.Options{Header: map[string][]string{"Authorization": {"Bearer t0ken-for-the-check"}}}
+	if err := client.CheckServer(ctx, hsAuth.URL, opts, sqlenv.Config{Questions: some, DBDir: dir}); err != nil {
 		t.Errorf("with the token: %v", err)
 	}
 }

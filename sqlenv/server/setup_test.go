@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/client"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset/bundled"
 	"github.com/gosqlenv/gosqlenv/sqlenv/sqlitedb"
@@ -104,10 +105,10 @@ func testServer(tb testing.TB, cfg Config) (*Server, *httptest.Server) {
 
 // testClientOptions uses a transport of its own, so its idle connections
 // can be closed at the end of a test.
-func testClientOptions(tb testing.TB) *ClientOptions {
+func testClientOptions(tb testing.TB) *client.Options {
 	tr := &http.Transport{MaxIdleConnsPerHost: 256}
 	tb.Cleanup(tr.CloseIdleConnections)
-	return &ClientOptions{HTTPClient: &http.Client{Transport: tr}}
+	return &client.Options{HTTPClient: &http.Client{Transport: tr}}
 }
 
 // inProcess is an in-process environment over the bundled data.

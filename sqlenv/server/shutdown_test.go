@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/client"
 )
 
 // TestGracefulShutdown: steps in flight over WebSocket and HTTP complete
@@ -30,17 +31,17 @@ func TestGracefulShutdown(t *testing.T) {
 	addr := "http://" + l.Addr().String()
 	opts := testClientOptions(t)
 
-	busyWS, err := Dial(ctx, addr, opts)
+	busyWS, err := client.Dial(ctx, addr, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer busyWS.Close()
-	idleWS, err := Dial(ctx, addr, opts)
+	idleWS, err := client.Dial(ctx, addr, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer idleWS.Close()
-	busyHTTP, err := NewHTTPClient(addr, opts)
+	busyHTTP, err := client.NewHTTPSession(addr, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestGracefulShutdown(t *testing.T) {
 	})
 	waitFor(t, "the idle WebSocket to close", func() bool {
 		select {
-		case <-idleWS.done:
+		case <-idleWS.Done():
 			return true
 		default:
 			return false

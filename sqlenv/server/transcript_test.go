@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/client"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
 )
 
@@ -15,12 +16,12 @@ func TestTranscriptsMatchInProcess(t *testing.T) {
 	const budget, n = 10, 60
 	_, hs := testServer(t, Config{Env: sqlenv.Config{StepBudget: budget}})
 	opts := testClientOptions(t)
-	ws, err := Dial(ctx, hs.URL, opts)
+	ws, err := client.Dial(ctx, hs.URL, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	h, err := NewHTTPClient(hs.URL, opts)
+	h, err := client.NewHTTPSession(hs.URL, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,12 +85,12 @@ func compareReports(t *testing.T, name string, got, want sqlenv.EvalReport) {
 func TestStatsMidEpisode(t *testing.T) {
 	_, hs := testServer(t, Config{})
 	opts := testClientOptions(t)
-	ws, err := Dial(ctx, hs.URL, opts)
+	ws, err := client.Dial(ctx, hs.URL, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	h, err := NewHTTPClient(hs.URL, opts)
+	h, err := client.NewHTTPSession(hs.URL, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,3 +128,6 @@ func TestStatsMidEpisode(t *testing.T) {
 		t.Errorf("after close: %+v, in process %+v", got, local.Stats())
 	}
 }
+
+// statsEnv is an environment that reports its episode's reward components.
+type statsEnv interface{ Stats() sqlenv.EpisodeStats }

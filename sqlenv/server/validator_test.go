@@ -13,6 +13,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/client"
 )
 
 // TestOpenEnvValidatorChecks performs the checks of OpenEnv's
@@ -44,9 +45,9 @@ func TestOpenEnvValidatorChecksWithToken(t *testing.T) {
 		var env sqlenv.Env
 		var err error
 		if transport == "ws" {
-			env, err = Dial(ctx, u.String(), nil)
+			env, err = client.Dial(ctx, u.String(), nil)
 		} else {
-			env, err = NewHTTPClient(u.String(), nil)
+			env, err = client.NewHTTPSession(u.String(), nil)
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", transport, err)
@@ -68,12 +69,12 @@ func TestOpenEnvValidatorChecksWithToken(t *testing.T) {
 		if status != http.StatusUnauthorized || hdr.Get("WWW-Authenticate") != `Bearer realm="sqlenv"` {
 			t.Errorf("%v: %d %q %s", user, status, hdr.Get("WWW-Authenticate"), body)
 		}
-		_, err := Dial(ctx, u.String(), nil)
+		_, err := client.Dial(ctx, u.String(), nil)
 		var pe *Error
 		if !errors.As(err, &pe) || pe.Code != CodeUnauthorized {
 			t.Errorf("%v: dial: %v", user, err)
 		}
-		hc, _ := NewHTTPClient(u.String(), nil)
+		hc, _ := client.NewHTTPSession(u.String(), nil)
 		_, err = hc.Reset(ctx, sqlenv.ResetOptions{})
 		if !errors.As(err, &pe) || pe.Code != CodeUnauthorized {
 			t.Errorf("%v: http reset: %v", user, err)
@@ -82,8 +83,8 @@ func TestOpenEnvValidatorChecksWithToken(t *testing.T) {
 	u.User = url.UserPassword("sqlenv", "wrong-password-42")
 	down := strings.Replace(u.String(), u.Host, "127.0.0.1:1", 1) // nothing listens
 	for _, addr := range []string{down, "ftp://sqlenv:wrong-password-42@h", "http://sqlenv:wrong-password-42@[::1"} {
-		_, err := Dial(ctx, addr, nil)
-		hc, herr := NewHTTPClient(addr, nil)
+		_, err := client.Dial(ctx, addr, nil)
+		hc, herr := client.NewHTTPSession(addr, nil)
 		if herr == nil {
 			_, herr = hc.Reset(ctx, sqlenv.ResetOptions{})
 		}

@@ -114,12 +114,6 @@ func (c *wsConn) finish(code websocket.StatusCode, reason string) {
 	c.conn.Close(code, reason)
 }
 
-// wsEnvelope is every WebSocket message: {"type": ..., "data": ...}.
-type wsEnvelope struct {
-	Type string `json:"type"`
-	Data any    `json:"data"`
-}
-
 // wsDialect is what a WebSocket endpoint speaks: /ws OpenEnv's typed
 // messages, /mcp bare JSON-RPC.
 type wsDialect struct {
@@ -332,7 +326,7 @@ func (s *Server) writeWS(ctx context.Context, conn *websocket.Conn, m any) error
 func (s *Server) wsError(e *Error) *wsEnvelope {
 	s.metrics.error(e.Code)
 	s.log.Debug("websocket error", "code", e.Code, "message", e.Message)
-	return &wsEnvelope{Type: "error", Data: e.errorJSON(false)}
+	return &wsEnvelope{Type: "error", Data: e.JSON(false)}
 }
 
 // wsMessageFields are the fields of a client message (OpenEnv's messages

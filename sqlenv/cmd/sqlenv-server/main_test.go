@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/client"
 	"github.com/gosqlenv/gosqlenv/sqlenv/server"
 )
 
@@ -84,7 +85,7 @@ func TestServe(t *testing.T) {
 	if meta.Name != "sql_env" || meta.StepBudget != 5 || meta.Questions != 220 {
 		t.Errorf("metadata %+v: want sql_env, budget 5, the 220 eval questions", meta)
 	}
-	c, err := server.Dial(ctx, addr, nil)
+	c, err := client.Dial(ctx, addr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package server
+package client
 
 import (
 	"bytes"
@@ -12,43 +12,44 @@ import (
 	"time"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/internal/protocol"
 )
 
-// HTTPClient is a remote environment over the stateful HTTP extension: the
+// HTTPSession is a remote environment over the stateful HTTP extension: the
 // first Reset opens a session, later Resets reuse it, Step and State name it
 // in the X-Session-Id header, and Close deletes it. It implements
-// sqlenv.Env with the same observations and differences as Client; a
-// Step's context deadline is sent as timeout_s. Prefer Client (one
-// WebSocket per session) for throughput; HTTPClient passes proxies that
+// sqlenv.Env with the same observations and differences as Session; a
+// Step's context deadline is sent as timeout_s. Prefer Session (one
+// WebSocket per session) for throughput; HTTPSession passes proxies that
 // refuse WebSockets.
-type HTTPClient struct {
+type HTTPSession struct {
 	base *url.URL
-	opts ClientOptions
+	opts Options
 
 	episodeMirror // one call at a time; the episode as last seen
 	session       string
 	closed        bool
 }
 
-// NewHTTPClient returns a client of the server at addr. It does not
+// NewHTTPSession returns a client of the server at addr. It does not
 // connect until the first call.
-func NewHTTPClient(addr string, opts *ClientOptions) (*HTTPClient, error) {
+func NewHTTPSession(addr string, opts *Options) (*HTTPSession, error) {
 	u, err := baseURL(addr)
 	if err != nil {
 		return nil, err
 	}
-	return &HTTPClient{base: u, opts: opts.withDefaults()}, nil
+	return &HTTPSession{base: u, opts: opts.withDefaults()}, nil
 }
 
 // SessionID is the server's id of the session ("" before the first Reset).
-func (c *HTTPClient) SessionID() string {
+func (c *HTTPSession) SessionID() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.session
 }
 
 // do sends a request and decodes a 2xx JSON answer into out (if not nil).
-func (c *HTTPClient) do(ctx context.Context, method, path string, body any, out any) (http.Header, error) {
+func (c *HTTPSession) do(ctx context.Context, method, path string, body any, out any) (http.Header, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -70,7 +71,7 @@ func (c *HTTPClient) do(ctx context.Context, method, path string, body any, out 
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.session != "" {
-		req.Header.Set(SessionHeader, c.session)
+		req.Header.Set(protocol.SessionHeader, c.session)
 	}
 	resp, err := c.opts.HTTPClient.Do(req)
 	if err != nil {
@@ -90,7 +91,7 @@ func (c *HTTPClient) do(ctx context.Context, method, path string, body any, out 
 }
 
 // Health checks that the server answers /health.
-func (c *HTTPClient) Health(ctx context.Context) error {
+func (c *HTTPSession) Health(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var h struct{ Status string }
@@ -105,13 +106,13 @@ func (c *HTTPClient) Health(ctx context.Context) error {
 
 // Reset starts an episode, in a new session the first time and after the
 // server expired the previous one.
-func (c *HTTPClient) Reset(ctx context.Context, opts sqlenv.ResetOptions) (sqlenv.Observation, error) {
+func (c *HTTPSession) Reset(ctx context.Context, opts sqlenv.ResetOptions) (sqlenv.Observation, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return sqlenv.Observation{}, sqlenv.ErrClosed
 	}
-	var res resultWire
+	var res protocol.ResultWire
 	hdr, err := c.do(ctx, http.MethodPost, "/reset", resetData(opts), &res)
 	if e, ok := errors.AsType[*Error](err); ok && e.Code == CodeSession && c.session != "" {
 		c.session = "" // expired: open a new one
@@ -120,12 +121,12 @@ func (c *HTTPClient) Reset(ctx context.Context, opts sqlenv.ResetOptions) (sqlen
 	if err != nil {
 		return sqlenv.Observation{}, err
 	}
-	c.session = hdr.Get(SessionHeader)
-	return c.seen.record(res.observation())
+	c.session = hdr.Get(protocol.SessionHeader)
+	return c.seen.record(res.Decode())
 }
 
 // Step applies an action.
-func (c *HTTPClient) Step(ctx context.Context, a sqlenv.Action) (sqlenv.Observation, error) {
+func (c *HTTPSession) Step(ctx context.Context, a sqlenv.Action) (sqlenv.Observation, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
@@ -138,31 +139,31 @@ func (c *HTTPClient) Step(ctx context.Context, a sqlenv.Action) (sqlenv.Observat
 	if d, ok := ctx.Deadline(); ok {
 		body["timeout_s"] = max(time.Until(d).Seconds(), 0.001)
 	}
-	var res resultWire
+	var res protocol.ResultWire
 	if _, err := c.do(ctx, http.MethodPost, "/step", body, &res); err != nil {
 		return sqlenv.Observation{}, err
 	}
-	return c.seen.record(res.observation())
+	return c.seen.record(res.Decode())
 }
 
 // RemoteState asks the server for the session's state (a fresh
 // environment's before the first Reset).
-func (c *HTTPClient) RemoteState(ctx context.Context) (sqlenv.State, error) {
+func (c *HTTPSession) RemoteState(ctx context.Context) (sqlenv.State, error) {
 	st, err := c.remoteState(ctx)
-	return st.state(), err
+	return st.State(), err
 }
 
-func (c *HTTPClient) remoteState(ctx context.Context) (stateJSON, error) {
+func (c *HTTPSession) remoteState(ctx context.Context) (protocol.StateJSON, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var st stateJSON
+	var st protocol.StateJSON
 	_, err := c.do(ctx, http.MethodGet, "/state", nil, &st)
 	return st, err
 }
 
 // Stats returns the reward components of the running (or last) episode;
-// see Client.Stats.
-func (c *HTTPClient) Stats() sqlenv.EpisodeStats {
+// see Session.Stats.
+func (c *HTTPSession) Stats() sqlenv.EpisodeStats {
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.CallTimeout)
 	defer cancel()
 	if c.SessionID() == "" {
@@ -173,7 +174,7 @@ func (c *HTTPClient) Stats() sqlenv.EpisodeStats {
 }
 
 // Close deletes the session on the server.
-func (c *HTTPClient) Close() error {
+func (c *HTTPSession) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {

@@ -1,4 +1,4 @@
-package server
+package client
 
 import (
 	"context"
@@ -15,10 +15,11 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/internal/protocol"
 )
 
-// ClientOptions configures the clients. The zero value works.
-type ClientOptions struct {
+// Options configures the clients. The zero value works.
+type Options struct {
 	// HTTPClient makes the requests and the WebSocket handshakes (default
 	// http.DefaultClient).
 	HTTPClient *http.Client
@@ -40,8 +41,8 @@ type ClientOptions struct {
 	HTTP bool
 }
 
-func (o *ClientOptions) withDefaults() ClientOptions {
-	var c ClientOptions
+func (o *Options) withDefaults() Options {
+	var c Options
 	if o != nil {
 		c = *o
 	}
@@ -97,7 +98,7 @@ func baseURL(addr string) (*url.URL, error) {
 	return u, nil
 }
 
-// Client is a remote environment over a WebSocket: one session, one
+// Session is a remote environment over a WebSocket: one session, one
 // episode at a time, like an in-process sqlenv.Environment. It implements
 // sqlenv.Env and is safe for use by several goroutines (calls are
 // serialised).
@@ -109,9 +110,9 @@ func baseURL(addr string) (*url.URL, error) {
 // rejected by the server (an *Error with VALIDATION_ERROR, no step taken)
 // instead of costing a step; and a Reset or Step whose context ends while
 // waiting for the server closes the session (its state is unknown).
-type Client struct {
+type Session struct {
 	addr string
-	opts ClientOptions
+	opts Options
 	conn *websocket.Conn
 
 	episodeMirror // one call at a time; the episode as last seen
@@ -123,7 +124,7 @@ type Client struct {
 }
 
 // Dial opens a session on the server at addr.
-func Dial(ctx context.Context, addr string, opts *ClientOptions) (*Client, error) {
+func Dial(ctx context.Context, addr string, opts *Options) (*Session, error) {
 	o := opts.withDefaults()
 	u, err := baseURL(addr)
 	if err != nil {
@@ -141,12 +142,12 @@ func Dial(ctx context.Context, addr string, opts *ClientOptions) (*Client, error
 		return nil, fmt.Errorf("sqlenv client: dial %s: %w", u.Redacted(), err)
 	}
 	conn.SetReadLimit(o.MaxMessageBytes)
-	c := &Client{addr: u.Redacted(), opts: o, conn: conn, replies: make(chan []byte, 1), done: make(chan struct{})}
+	c := &Session{addr: u.Redacted(), opts: o, conn: conn, replies: make(chan []byte, 1), done: make(chan struct{})}
 	go c.read()
 	// A full server accepts the upgrade, sends CAPACITY_REACHED and closes
 	// (as OpenEnv's does): one state round trip finds out now, so that a
 	// Pool can try another server.
-	if _, err := c.call(ctx, wsEnvelope{Type: "state"}); err != nil {
+	if _, err := c.call(ctx, protocol.Envelope{Type: "state"}); err != nil {
 		c.conn.CloseNow()
 		return nil, err
 	}
@@ -155,7 +156,7 @@ func Dial(ctx context.Context, addr string, opts *ClientOptions) (*Client, error
 
 // read receives the server's messages; reading all the time lets the
 // connection answer pings and close handshakes while the caller is away.
-func (c *Client) read() {
+func (c *Session) read() {
 	defer close(c.done)
 	for {
 		_, b, err := c.conn.Read(context.Background())
@@ -174,10 +175,14 @@ func (c *Client) read() {
 }
 
 // Addr is the WebSocket URL of the session.
-func (c *Client) Addr() string { return c.addr }
+func (c *Session) Addr() string { return c.addr }
+
+// Done is closed when the connection has ended (closed by either side or
+// lost); the session's calls then fail with sqlenv.ErrClosed.
+func (c *Session) Done() <-chan struct{} { return c.done }
 
 // call sends one message and waits for the reply.
-func (c *Client) call(ctx context.Context, msg wsEnvelope) (*wsReply, error) {
+func (c *Session) call(ctx context.Context, msg protocol.Envelope) (*wsReply, error) {
 	if c.closed {
 		return nil, sqlenv.ErrClosed
 	}
@@ -197,7 +202,7 @@ func (c *Client) call(ctx context.Context, msg wsEnvelope) (*wsReply, error) {
 		if r.Type == "error" {
 			var m struct{ Data map[string]any }
 			json.Unmarshal(b, &m) // again, for the fields beyond code and message
-			return nil, errorFromJSON(m.Data, 0)
+			return nil, protocol.ErrorFromJSON(m.Data, 0)
 		}
 		return &r, nil
 	case <-c.done:
@@ -212,7 +217,7 @@ func (c *Client) call(ctx context.Context, msg wsEnvelope) (*wsReply, error) {
 }
 
 // lost explains a broken connection and marks the client closed.
-func (c *Client) lost(ctx context.Context, err error) error {
+func (c *Session) lost(ctx context.Context, err error) error {
 	c.closed = true
 	c.conn.CloseNow()
 	if ctx.Err() != nil {
@@ -220,7 +225,7 @@ func (c *Client) lost(ctx context.Context, err error) error {
 	}
 	if ce, ok := errors.AsType[websocket.CloseError](err); ok {
 		// The server names its refusal (CAPACITY_REACHED, …) as the reason.
-		if _, known := statusOf[Code(ce.Reason)]; known {
+		if _, known := protocol.StatusOf[Code(ce.Reason)]; known {
 			return &Error{Code: Code(ce.Reason), Message: "the server closed the connection: " + ce.Reason}
 		}
 		return fmt.Errorf("sqlenv client: %s closed the session (%v %s): %w", c.addr, ce.Code, ce.Reason, sqlenv.ErrClosed)
@@ -233,13 +238,13 @@ func (c *Client) lost(ctx context.Context, err error) error {
 type wsReply struct {
 	Type string `json:"type"`
 	Data struct {
-		resultWire                        // observation
-		EpisodeID    *string              `json:"episode_id"` // state (with done)
-		StepCount    int                  `json:"step_count"`
-		QuestionID   string               `json:"question_id"`
-		EpisodeStats *sqlenv.EpisodeStats `json:"episode_stats"`
-		Code         Code                 `json:"code"` // error
-		Message      string               `json:"message"`
+		protocol.ResultWire                      // observation
+		EpisodeID           *string              `json:"episode_id"` // state (with done)
+		StepCount           int                  `json:"step_count"`
+		QuestionID          string               `json:"question_id"`
+		EpisodeStats        *sqlenv.EpisodeStats `json:"episode_stats"`
+		Code                Code                 `json:"code"` // error
+		Message             string               `json:"message"`
 	} `json:"data"`
 }
 
@@ -247,12 +252,12 @@ func (r *wsReply) observation() (sqlenv.Observation, error) {
 	if r.Type != "observation" {
 		return sqlenv.Observation{}, fmt.Errorf("sqlenv client: expected an observation, got a %q message", r.Type)
 	}
-	return r.Data.observation()
+	return r.Data.Decode()
 }
 
-func (r *wsReply) state() stateJSON {
+func (r *wsReply) state() protocol.StateJSON {
 	d := &r.Data
-	return stateJSON{EpisodeID: d.EpisodeID, StepCount: d.StepCount, QuestionID: d.QuestionID, Done: d.Done, EpisodeStats: d.EpisodeStats}
+	return protocol.StateJSON{EpisodeID: d.EpisodeID, StepCount: d.StepCount, QuestionID: d.QuestionID, Done: d.Done, EpisodeStats: d.EpisodeStats}
 }
 
 // resetData is the reset message's data.
@@ -271,10 +276,10 @@ func resetData(opts sqlenv.ResetOptions) map[string]any {
 }
 
 // Reset starts an episode (a seed must be ≥ 0, as in OpenEnv).
-func (c *Client) Reset(ctx context.Context, opts sqlenv.ResetOptions) (sqlenv.Observation, error) {
+func (c *Session) Reset(ctx context.Context, opts sqlenv.ResetOptions) (sqlenv.Observation, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r, err := c.call(ctx, wsEnvelope{Type: "reset", Data: resetData(opts)})
+	r, err := c.call(ctx, protocol.Envelope{Type: "reset", Data: resetData(opts)})
 	if err != nil {
 		return sqlenv.Observation{}, err
 	}
@@ -282,10 +287,10 @@ func (c *Client) Reset(ctx context.Context, opts sqlenv.ResetOptions) (sqlenv.Ob
 }
 
 // Step applies an action.
-func (c *Client) Step(ctx context.Context, a sqlenv.Action) (sqlenv.Observation, error) {
+func (c *Session) Step(ctx context.Context, a sqlenv.Action) (sqlenv.Observation, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r, err := c.call(ctx, wsEnvelope{Type: "step", Data: a})
+	r, err := c.call(ctx, protocol.Envelope{Type: "step", Data: a})
 	if err != nil {
 		return sqlenv.Observation{}, err
 	}
@@ -302,20 +307,20 @@ func stateOf(obs sqlenv.Observation) sqlenv.State {
 }
 
 // RemoteState asks the server for the session's state.
-func (c *Client) RemoteState(ctx context.Context) (sqlenv.State, error) {
+func (c *Session) RemoteState(ctx context.Context) (sqlenv.State, error) {
 	st, err := c.remoteState(ctx)
-	return st.state(), err
+	return st.State(), err
 }
 
-func (c *Client) remoteState(ctx context.Context) (stateJSON, error) {
+func (c *Session) remoteState(ctx context.Context) (protocol.StateJSON, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r, err := c.call(ctx, wsEnvelope{Type: "state"})
+	r, err := c.call(ctx, protocol.Envelope{Type: "state"})
 	if err != nil {
-		return stateJSON{}, err
+		return protocol.StateJSON{}, err
 	}
 	if r.Type != "state" {
-		return stateJSON{}, fmt.Errorf("sqlenv client: expected a state, got a %q message", r.Type)
+		return protocol.StateJSON{}, fmt.Errorf("sqlenv client: expected a state, got a %q message", r.Type)
 	}
 	return r.state(), nil
 }
@@ -324,7 +329,7 @@ func (c *Client) remoteState(ctx context.Context) (stateJSON, error) {
 // sqlenv.Environment.Stats does: the training rollout reads them when it
 // cuts an episode short. It asks the server (within CallTimeout); when that
 // fails it returns those of the last final observation, or zero.
-func (c *Client) Stats() sqlenv.EpisodeStats {
+func (c *Session) Stats() sqlenv.EpisodeStats {
 	ctx, cancel := context.WithTimeout(context.Background(), c.opts.CallTimeout)
 	defer cancel()
 	st, err := c.remoteState(ctx)
@@ -349,7 +354,7 @@ func (m *episodeMirror) State() sqlenv.State {
 
 // statsOr returns the state's stats, else (err != nil, or a state without
 // them) the last known ones.
-func (m *episodeMirror) statsOr(st stateJSON, err error) sqlenv.EpisodeStats {
+func (m *episodeMirror) statsOr(st protocol.StateJSON, err error) sqlenv.EpisodeStats {
 	if err == nil && st.EpisodeStats != nil {
 		return *st.EpisodeStats
 	}
@@ -387,13 +392,13 @@ func (l *lastSeen) observe(obs sqlenv.Observation) {
 // Close ends the session: it says goodbye ({"type": "close"}) and closes
 // the connection, waiting for its goroutine to end. A session the server
 // already closed closes without error.
-func (c *Client) Close() error {
+func (c *Session) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.closed {
 		c.closed = true
 		ctx, cancel := context.WithTimeout(context.Background(), c.opts.CallTimeout)
-		b, _ := json.Marshal(wsEnvelope{Type: "close"})
+		b, _ := json.Marshal(protocol.Envelope{Type: "close"})
 		if c.conn.Write(ctx, websocket.MessageText, b) == nil {
 			c.conn.Close(websocket.StatusNormalClosure, "")
 		}
@@ -415,7 +420,7 @@ func readErrorResponse(resp *http.Response) *Error {
 			m["message"] = resp.Status
 		}
 	}
-	return errorFromJSON(m, resp.StatusCode)
+	return protocol.ErrorFromJSON(m, resp.StatusCode)
 }
 
 // Pool spreads sessions over several servers: each NewEnv or Open dials the
@@ -423,13 +428,13 @@ func readErrorResponse(resp *http.Response) *Error {
 // or full. It holds no connections itself.
 type Pool struct {
 	addrs []string
-	opts  ClientOptions
+	opts  Options
 	mu    sync.Mutex
 	next  int
 }
 
 // NewPool returns a pool over the given server addresses.
-func NewPool(addrs []string, opts *ClientOptions) (*Pool, error) {
+func NewPool(addrs []string, opts *Options) (*Pool, error) {
 	if len(addrs) == 0 {
 		return nil, errors.New("sqlenv client: no server addresses")
 	}
@@ -444,8 +449,8 @@ func NewPool(addrs []string, opts *ClientOptions) (*Pool, error) {
 // Addrs returns the pool's server addresses.
 func (p *Pool) Addrs() []string { return append([]string(nil), p.addrs...) }
 
-// Open opens a session on the next server: a *Client, or an *HTTPClient
-// when ClientOptions.HTTP is set.
+// Open opens a session on the next server: a *Session, or an *HTTPSession
+// when Options.HTTP is set.
 func (p *Pool) Open(ctx context.Context) (sqlenv.Env, error) {
 	p.mu.Lock()
 	start := p.next
@@ -457,8 +462,8 @@ func (p *Pool) Open(ctx context.Context) (sqlenv.Env, error) {
 		var env sqlenv.Env
 		var err error
 		if p.opts.HTTP {
-			var hc *HTTPClient
-			if hc, err = NewHTTPClient(addr, &p.opts); err == nil {
+			var hc *HTTPSession
+			if hc, err = NewHTTPSession(addr, &p.opts); err == nil {
 				err = hc.Health(ctx)
 			}
 			env = hc

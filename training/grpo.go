@@ -120,9 +120,19 @@ func scheduledLR(kind string, peak float64, step, warmup, total int) float64 {
 }
 
 // Train runs from the learner's current step to TotalSteps, logging every
-// logging_steps and checkpointing every save_steps and at the end. When ctx
-// is cancelled (Ctrl-C) it saves a checkpoint before returning ctx's error.
-func (t *GRPOTrainer) Train(ctx context.Context) error {
+// logging_steps and checkpointing every save_steps and at the end. Whatever
+// stops it early — ctx cancelled (Ctrl-C), a failed step or evaluation —
+// it saves a checkpoint of the steps done before returning the error, so
+// that a run can always resume where it stopped.
+func (t *GRPOTrainer) Train(ctx context.Context) (err error) {
+	saved := false
+	defer func() {
+		if err != nil && !saved {
+			if _, serr := t.SaveCheckpoint(); serr != nil {
+				err = errors.Join(err, fmt.Errorf("saving a checkpoint after the error: %w", serr))
+			}
+		}
+	}()
 	total := t.TotalSteps()
 	for s := t.Learner.Steps; s < total; s++ {
 		m, err := t.Step(ctx, s)
@@ -134,9 +144,6 @@ func (t *GRPOTrainer) Train(ctx context.Context) error {
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				if _, serr := t.SaveCheckpoint(); serr != nil {
-					return errors.Join(ctx.Err(), serr)
-				}
 				return ctx.Err()
 			}
 			return err
@@ -157,7 +164,8 @@ func (t *GRPOTrainer) Train(ctx context.Context) error {
 			return err
 		}
 	}
-	_, err := t.SaveCheckpoint()
+	saved = true // a failed final save is not retried
+	_, err = t.SaveCheckpoint()
 	return err
 }
 
@@ -569,5 +577,8 @@ func (t *GRPOTrainer) metrics(sc scoredRollout, sums lossSums) Metrics {
 	m["num_tokens"] = sums.Tokens
 	m["turns/mean"] = float64(sc.stats.Turns) / n
 	m["parse_failures"] = float64(sc.stats.ParseFailures)
+	m["rollout/env_failures"] = float64(sc.stats.EnvFailures)
+	m["rollout/replayed_episodes"] = float64(sc.stats.ReplayedEpisodes)
+	m["rollout/dropped_groups"] = float64(sc.stats.DroppedGroups)
 	return m
 }

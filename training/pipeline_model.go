@@ -3,6 +3,7 @@ package training
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -27,8 +28,21 @@ func (p *Pipeline) LoadModel(ctx context.Context) error {
 	if err := p.loadModel(ctx); err != nil {
 		return err
 	}
-	p.Roller, err = NewRoller(p.Model, p.Tokenizer, p.NewEnv, p.RolloutConfig())
-	return err
+	if p.Roller, err = NewRoller(p.Model, p.Tokenizer, p.NewEnv, p.RolloutConfig()); err != nil {
+		return err
+	}
+	p.Roller.OnEnvFailure = reportEnvFailure
+	return nil
+}
+
+// reportEnvFailure tells the user, on stderr, of an environment failure
+// during a rollout and what became of the episode.
+func reportEnvFailure(questionID string, err error, recovered bool) {
+	outcome := "its group was dropped from the rollout"
+	if recovered {
+		outcome = "it went on in a new session, its actions replayed"
+	}
+	fmt.Fprintf(os.Stderr, "environment failure on question %s: %v; %s\n", questionID, err, outcome)
 }
 
 // dtype is the model's dtype: the config's precision resolved on the

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
@@ -169,6 +170,13 @@ type RolloutStats struct {
 	GenerateCalls      int
 	GenerateSeconds    float64
 	EnvironmentSeconds float64
+	// EnvFailures counts environment calls that failed (a lost session, a
+	// server down); ReplayedEpisodes the episodes that went on after one,
+	// on a new session that replayed their actions; DroppedGroups and
+	// DroppedEpisodes the question groups left out of the rollout because
+	// an episode of theirs could not go on.
+	EnvFailures, ReplayedEpisodes  int
+	DroppedGroups, DroppedEpisodes int
 }
 
 // Roller plays batched multi-turn rollouts: all episodes of a rollout advance
@@ -184,7 +192,22 @@ type Roller struct {
 	// OnProgress, when set, is called after every turn of a rollout with
 	// the number of its episodes that have finished and their total.
 	OnProgress func(done, total int)
+	// OnEnvFailure, when set, is told of each environment failure: the
+	// episode's question, the error, and whether the episode went on (on a
+	// new session, its actions replayed) or its group was dropped.
+	OnEnvFailure func(questionID string, err error, recovered bool)
 }
+
+// Environment failures. An environment is deterministic given the question
+// and the actions, so an episode whose session fails (a server lost, a
+// connection dropped) goes on in a new session (newEnv: with a client.Pool,
+// on another server) after its actions are replayed there and give the
+// same observations; after envAttempts failed tries, the episode's question
+// group is dropped from the rollout (the step goes on with the others).
+const envAttempts = 3
+
+// envBackoff is the wait before the n-th retry (n ≥ 1).
+func envBackoff(n int) time.Duration { return time.Duration(n*n) * 200 * time.Millisecond }
 
 // NewRoller returns a roller; newEnv makes one environment per episode
 // (in-process environments sharing one sqlenv.Databases, or remote clients).
@@ -208,10 +231,12 @@ func NewRoller(gen Generator, tok ChatTokenizer, newEnv func() (sqlenv.Env, erro
 // liveEpisode is an episode in progress.
 type liveEpisode struct {
 	ep      *Episode
-	env     sqlenv.Env
+	env     sqlenv.Env // nil until opened
 	obs     sqlenv.Observation
 	history []tokenizer.Message // user/assistant messages after the system prompt
 	done    bool
+	// dropped: its group left the rollout after an environment failure.
+	dropped bool
 	// temperature the episode samples at (0: greedy).
 	temperature float64
 }
@@ -309,6 +334,10 @@ func (s *RolloutStats) add(o RolloutStats) {
 	s.GenerateCalls += o.GenerateCalls
 	s.GenerateSeconds += o.GenerateSeconds
 	s.EnvironmentSeconds += o.EnvironmentSeconds
+	s.EnvFailures += o.EnvFailures
+	s.ReplayedEpisodes += o.ReplayedEpisodes
+	s.DroppedGroups += o.DroppedGroups
+	s.DroppedEpisodes += o.DroppedEpisodes
 }
 
 // playBatch plays one batch of play's questions, all episodes advancing
@@ -322,25 +351,30 @@ func (r *Roller) playBatch(ctx context.Context, questionIDs []string, temps []fl
 	live := make([]*liveEpisode, 0, len(questionIDs)*gens)
 	defer func() {
 		for _, l := range live {
-			l.env.Close()
+			if l.env != nil {
+				l.env.Close()
+			}
 		}
 	}()
 	for qi, id := range questionIDs {
 		for g := 0; g < gens; g++ {
-			env, err := r.newEnv()
-			if err != nil {
-				return nil, stats, fmt.Errorf("rollout: new environment: %w", err)
-			}
-			l := &liveEpisode{ep: &Episode{QuestionID: id, Group: qi}, env: env, temperature: temps[g]}
+			l := &liveEpisode{ep: &Episode{QuestionID: id, Group: qi}, temperature: temps[g]}
 			live = append(live, l)
-			if l.obs, err = env.Reset(ctx, sqlenv.ResetOptions{QuestionID: id}); err != nil {
-				return nil, stats, fmt.Errorf("rollout: reset question %s: %w", id, err)
+			if l.dropped = live[len(live)-1-g].dropped; l.dropped { // an earlier episode of the group failed
+				l.done = true
+				continue
+			}
+			if err := r.withRecovery(ctx, l, &stats, nil); err != nil {
+				if ctx.Err() != nil {
+					return nil, stats, ctx.Err()
+				}
+				r.drop(live, l, err, &stats)
+				continue
 			}
 			l.ep.Initial = l.obs
 			l.history = []tokenizer.Message{{Role: "user", Content: FormatObservation(l.obs, r.cfg.MaxResultChars)}}
 		}
 	}
-	stats.Episodes = len(live)
 	for turn := 0; ; turn++ {
 		var active []*liveEpisode
 		for _, l := range live {
@@ -384,17 +418,125 @@ func (r *Roller) playBatch(ctx context.Context, questionIDs []string, temps []fl
 		stats.GenerateSeconds += genSeconds
 		envStart := now()
 		for i, l := range active {
+			if l.dropped { // its group was dropped earlier in this turn
+				continue
+			}
 			if err := r.advance(ctx, l, prompts[i], gen.Tokens[i], gen.LogProbs[i], &stats); err != nil {
-				return nil, stats, err
+				if ctx.Err() != nil {
+					return nil, stats, ctx.Err()
+				}
+				var ef *envFailure
+				if !errors.As(err, &ef) {
+					return nil, stats, err
+				}
+				r.drop(live, l, ef.err, &stats)
 			}
 		}
 		stats.EnvironmentSeconds += since(envStart)
 	}
-	episodes := make([]*Episode, len(live))
-	for i, l := range live {
-		episodes[i] = l.ep
+	episodes := make([]*Episode, 0, len(live))
+	for _, l := range live {
+		if !l.dropped {
+			episodes = append(episodes, l.ep)
+		}
 	}
+	stats.Episodes = len(episodes)
 	return episodes, stats, nil
+}
+
+// envFailure is an environment error an episode could not recover from.
+type envFailure struct{ err error }
+
+func (e *envFailure) Error() string { return e.err.Error() }
+
+// open gives l a new environment with its question reset; an episode
+// already under way also gets its actions replayed, each of which must
+// give the observation it gave before.
+func (r *Roller) open(ctx context.Context, l *liveEpisode) error {
+	if l.env != nil {
+		l.env.Close()
+		l.env = nil
+	}
+	env, err := r.newEnv()
+	if err != nil {
+		return fmt.Errorf("new environment: %w", err)
+	}
+	obs, err := env.Reset(ctx, sqlenv.ResetOptions{QuestionID: l.ep.QuestionID})
+	if err != nil {
+		env.Close()
+		return fmt.Errorf("reset question %s: %w", l.ep.QuestionID, err)
+	}
+	if l.ep.Initial.Question != "" && (obs.Question != l.ep.Initial.Question || obs.SchemaInfo != l.ep.Initial.SchemaInfo) {
+		env.Close()
+		return fmt.Errorf("replay of question %s: the new session's reset differs from the first", l.ep.QuestionID)
+	}
+	for i, t := range l.ep.Turns {
+		got, err := env.Step(ctx, t.Action)
+		obs = got
+		if err != nil {
+			env.Close()
+			return fmt.Errorf("replay of question %s, turn %d: %w", l.ep.QuestionID, i+1, err)
+		}
+		want := t.Observation
+		if got.Result != want.Result || got.Error != want.Error || got.StepCount != want.StepCount || got.Done != want.Done || got.Reward != want.Reward {
+			env.Close()
+			return fmt.Errorf("replay of question %s, turn %d: the new session observed something else (step %d, reward %g; first %d, %g)",
+				l.ep.QuestionID, i+1, got.StepCount, got.Reward, want.StepCount, want.Reward)
+		}
+	}
+	l.env, l.obs = env, obs
+	return nil
+}
+
+// withRecovery runs op on l's environment (nil op: opens it); when that
+// fails (not by ctx), it re-opens l's session, replaying the episode
+// (open), and runs op again, up to envAttempts times with a growing wait.
+// It counts failures and recoveries in stats and reports them to
+// OnEnvFailure.
+func (r *Roller) withRecovery(ctx context.Context, l *liveEpisode, stats *RolloutStats, op func() error) error {
+	run := func() error {
+		if op == nil {
+			return r.open(ctx, l)
+		}
+		return op()
+	}
+	err := run()
+	first := err
+	for attempt := 1; err != nil && ctx.Err() == nil && attempt <= envAttempts; attempt++ {
+		stats.EnvFailures++
+		if attempt > 1 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(envBackoff(attempt - 1)):
+			}
+		}
+		if err = r.open(ctx, l); err == nil && op != nil {
+			err = op()
+		}
+		if err == nil {
+			stats.ReplayedEpisodes++
+			if r.OnEnvFailure != nil {
+				r.OnEnvFailure(l.ep.QuestionID, first, true)
+			}
+		}
+	}
+	return err
+}
+
+// drop takes l's question group out of the rollout after err.
+func (r *Roller) drop(live []*liveEpisode, l *liveEpisode, err error, stats *RolloutStats) {
+	stats.DroppedGroups++
+	for _, o := range live {
+		if o.ep.Group == l.ep.Group && !o.dropped {
+			o.dropped, o.done = true, true
+			stats.DroppedEpisodes++
+		}
+	}
+	l.dropped, l.done = true, true
+	if r.OnEnvFailure != nil {
+		r.OnEnvFailure(l.ep.QuestionID, err, false)
+	}
 }
 
 // prompt renders and tokenizes the current prompt of an episode: the system
@@ -440,9 +582,16 @@ func (r *Roller) advance(ctx context.Context, l *liveEpisode, prompt, completion
 		l.truncate()
 		return nil
 	}
-	obs, err := l.env.Step(ctx, parsed.Action)
+	var obs sqlenv.Observation
+	err = r.withRecovery(ctx, l, stats, func() (err error) {
+		obs, err = l.env.Step(ctx, parsed.Action)
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("rollout: step question %s: %w", l.ep.QuestionID, err)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &envFailure{fmt.Errorf("rollout: step question %s: %w", l.ep.QuestionID, err)}
 	}
 	turn.Observation, turn.Reward = obs, obs.Reward
 	l.ep.Turns = append(l.ep.Turns, turn)

@@ -95,6 +95,16 @@ func (g *scriptedGenerator) Generate(_ context.Context, prompts [][]int32, opts 
 // environments over them.
 func bundledEnv(t testing.TB, budget int) ([]dataset.QuestionRecord, func() (sqlenv.Env, error)) {
 	t.Helper()
+	qs, dbs := bundledTrain(t)
+	return qs, func() (sqlenv.Env, error) {
+		return sqlenv.New(sqlenv.Config{Questions: qs, Databases: dbs, StepBudget: budget})
+	}
+}
+
+// bundledTrain returns the bundled training questions and their databases
+// (closed when the test ends).
+func bundledTrain(t testing.TB) ([]dataset.QuestionRecord, *sqlenv.Databases) {
+	t.Helper()
 	paths, err := bundled.Ensure(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +115,5 @@ func bundledEnv(t testing.TB, budget int) ([]dataset.QuestionRecord, func() (sql
 	}
 	dbs := sqlenv.OpenDatabases(paths.DBDir, sqlitedb.Limits{})
 	t.Cleanup(func() { dbs.Close() })
-	return qs, func() (sqlenv.Env, error) {
-		return sqlenv.New(sqlenv.Config{Questions: qs, Databases: dbs, StepBudget: budget})
-	}
+	return qs, dbs
 }

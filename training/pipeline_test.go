@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
+	"github.com/gosqlenv/gosqlenv/sqlenv"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
 	"github.com/gosqlenv/gosqlenv/training/tokenizer"
 )
@@ -189,6 +190,34 @@ func TestInterruptSavesCheckpoint(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "checkpoint-1", "trainer_state.json")); err != nil {
 		t.Fatalf("no checkpoint after interruption: %v", err)
+	}
+}
+
+// TestErrorSavesCheckpoint: a step that fails (here every environment is
+// gone after the first step, so the rollout has no episode left) ends
+// Train with its error, after a checkpoint of the steps done.
+func TestErrorSavesCheckpoint(t *testing.T) {
+	out := t.TempDir()
+	qs, newEnv := bundledEnv(t, 3)
+	made := 0
+	dying := func() (sqlenv.Env, error) {
+		made++
+		if made > 2 { // the first step's two episodes
+			return nil, errors.New("environment server unreachable")
+		}
+		return newEnv()
+	}
+	cfg, model, roller, ids, _ := tinySetupOn(t, out, qs, dying)
+	cfg.MaxSteps = 5
+	tr, err := NewGRPOTrainer(cfg, model, roller, ids, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Train(context.Background()); !errors.Is(err, errNoEpisodes) {
+		t.Fatalf("Train returned %v, want errNoEpisodes", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "checkpoint-1", "trainer_state.json")); err != nil {
+		t.Fatalf("no checkpoint after the error: %v", err)
 	}
 }
 

@@ -502,8 +502,11 @@ func (r *Roller) withRecovery(ctx context.Context, l *liveEpisode, stats *Rollou
 	}
 	err := run()
 	first := err
-	for attempt := 1; err != nil && ctx.Err() == nil && attempt <= envAttempts; attempt++ {
+	for attempt := 1; err != nil && ctx.Err() == nil; attempt++ {
 		stats.EnvFailures++
+		if attempt > envAttempts {
+			break
+		}
 		if attempt > 1 {
 			select {
 			case <-ctx.Done():

@@ -2,6 +2,7 @@ package training
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -224,4 +225,106 @@ func TestRolloutPlaysInBoundedBatches(t *testing.T) {
 	}
 	check("greedy", greedy, oneGreedy, 1)
 	check("sampled", sampled, oneSampled, 2)
+}
+
+// failingEnv wraps an environment: fail decides, from the question of the
+// episode and the number of steps sent on this session, whether a Step
+// fails (as a lost connection does).
+type failingEnv struct {
+	sqlenv.Env
+	question string
+	steps    int
+	// ordinal numbers the sessions in the order they were made (0-based).
+	ordinal int
+	fail    func(question string, step, ordinal int) bool
+}
+
+func (f *failingEnv) Reset(ctx context.Context, opts sqlenv.ResetOptions) (sqlenv.Observation, error) {
+	f.question, f.steps = opts.QuestionID, 0
+	return f.Env.Reset(ctx, opts)
+}
+
+func (f *failingEnv) Step(ctx context.Context, a sqlenv.Action) (sqlenv.Observation, error) {
+	f.steps++
+	if f.fail(f.question, f.steps, f.ordinal) {
+		return sqlenv.Observation{}, fmt.Errorf("connection lost: %w", sqlenv.ErrClosed)
+	}
+	return f.Env.Step(ctx, a)
+}
+
+// TestRolloutSurvivesEnvironmentFailures: an episode whose session fails
+// mid-way goes on in a new session after replaying its actions, with the
+// observations it would have had; an episode whose environment keeps
+// failing takes its question group out of the rollout, and the others
+// play on.
+func TestRolloutSurvivesEnvironmentFailures(t *testing.T) {
+	qs, newEnv := bundledEnv(t, 4)
+	ids := []string{qs[0].QuestionID, qs[1].QuestionID, qs[2].QuestionID}
+	script := func(call, row int, prompt string) string {
+		return []string{"DESCRIBE: " + qs[0].TablesInvolved[0], "QUERY: SELECT 1", "QUERY: SELECT 2", "ANSWER: 7"}[min(call, 3)]
+	}
+	play := func(fail func(question string, step, ordinal int) bool) ([]*Episode, RolloutStats, []string) {
+		t.Helper()
+		made := 0
+		wrapped := func() (sqlenv.Env, error) {
+			env, err := newEnv()
+			made++
+			return &failingEnv{Env: env, fail: fail, ordinal: made - 1}, err
+		}
+		r, err := NewRoller(&scriptedGenerator{script: script}, byteTokenizer{}, wrapped, RolloutConfig{NumGenerations: 2, MaxNewTokens: 400, HistoryPairs: 1, MaxResultChars: 300, Temperature: 1, Seed: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var reports []string
+		r.OnEnvFailure = func(q string, err error, recovered bool) {
+			reports = append(reports, fmt.Sprintf("%s %v %v", q, recovered, err))
+		}
+		episodes, stats, err := r.Rollout(context.Background(), ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return episodes, stats, reports
+	}
+	observations := func(eps []*Episode) []string {
+		var out []string
+		for _, e := range eps {
+			for _, turn := range e.Turns {
+				o := turn.Observation
+				out = append(out, fmt.Sprintf("%s %d %q %q %v %g", e.QuestionID, o.StepCount, o.Result, o.Error, o.Done, o.Reward))
+			}
+		}
+		return out
+	}
+	clean, cleanStats, _ := play(func(string, int, int) bool { return false })
+	if len(clean) != 6 || cleanStats.EnvFailures != 0 {
+		t.Fatalf("undisturbed: %d episodes, %+v", len(clean), cleanStats)
+	}
+
+	// The third step of both first sessions of question 1 fails: each new
+	// session replays two steps, then the third succeeds.
+	episodes, stats, reports := play(func(q string, step, ordinal int) bool {
+		return q == ids[1] && step == 3 && ordinal < 2*len(ids)
+	})
+	if !slices.Equal(observations(episodes), observations(clean)) {
+		t.Errorf("after a replay the observations differ:\n%q\nwant\n%q", observations(episodes), observations(clean))
+	}
+	if stats.EnvFailures != 2 || stats.ReplayedEpisodes != 2 || stats.DroppedGroups != 0 || len(reports) != 2 || !strings.Contains(reports[0], "true") {
+		t.Errorf("one failure each, replayed: %+v %q", stats, reports)
+	}
+
+	// Every session of question 2 fails at its second step: the group is
+	// dropped after envAttempts tries, the other groups are whole.
+	episodes, stats, reports = play(func(q string, step, _ int) bool { return q == ids[2] && step == 2 })
+	if len(episodes) != 4 || episodes[0].QuestionID != ids[0] || episodes[3].QuestionID != ids[1] {
+		t.Fatalf("after a group failed: %d episodes", len(episodes))
+	}
+	if !slices.Equal(observations(episodes), observations(clean[:4])) {
+		t.Errorf("the other groups changed")
+	}
+	if stats.DroppedGroups != 1 || stats.DroppedEpisodes != 2 || stats.Episodes != 4 || stats.EnvFailures != envAttempts+1 || stats.ReplayedEpisodes != 0 {
+		t.Errorf("dropped group: %+v", stats)
+	}
+	if len(reports) != 1 || !strings.Contains(reports[0], ids[2]+" false") {
+		t.Errorf("reports %q", reports)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/gobackend"
 	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
 )
 
@@ -19,6 +20,13 @@ import (
 func tinySetup(t *testing.T, outDir string) (GRPOConfig, *qwen3.Model, *Roller, []string, func() (sqlenv.Env, error)) {
 	t.Helper()
 	qs, newEnv := bundledEnv(t, 3)
+	return tinySetupOn(t, outDir, qs, newEnv)
+}
+
+// tinySetupOn is tinySetup with rollouts on the environments newEnv makes
+// (budget 3, over qs).
+func tinySetupOn(t *testing.T, outDir string, qs []dataset.QuestionRecord, newEnv func() (sqlenv.Env, error)) (GRPOConfig, *qwen3.Model, *Roller, []string, func() (sqlenv.Env, error)) {
+	t.Helper()
 	backend, err := gobackend.New("")
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,12 @@
 //	train [-config run.yaml] [-<field> value …] [all|sft|grpo|eval]
 //	train [-config run.yaml] [-raft_config raft.yaml] [-raft_questions N] raft
 //	train [-config run.yaml] [-bench_steps N -bench_warmup N -bench_rounds N] bench
+//	train [-config run.yaml] questions
+//
+// The questions stage writes the questions the run plays to
+// output_dir/env_questions.json and prints the sqlenv-server command that
+// serves them: environment servers for env_servers (they are checked
+// against this at start).
 //
 // The bench stage times GRPO steps (generation, environment, loss and
 // backward, optimizer; wall and CPU) and evaluation episodes per second
@@ -32,6 +38,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
 	"github.com/gosqlenv/gosqlenv/training"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
 	"github.com/gosqlenv/gosqlenv/training/raft"
@@ -58,6 +65,9 @@ func run(ctx context.Context, args []string) error {
 		if !qwen3.SIMDBuild {
 			fmt.Fprintln(os.Stderr, "note: built without GOEXPERIMENT=simd; the CPU backend is ~14x slower")
 		}
+	}
+	if stage == "questions" {
+		return writeEpisodeQuestions(ctx, cfg, os.Stdout)
 	}
 	p, err := training.NewPipeline(ctx, cfg)
 	if err != nil {
@@ -103,6 +113,42 @@ func run(ctx context.Context, args []string) error {
 		fmt.Print(summary.Table())
 		fmt.Printf("summary: %s (transcripts: eval_<policy>.json beside it)\n", filepath.Join(cfg.OutputDir, training.EvalSummaryFile))
 	}
+	return nil
+}
+
+// EpisodeQuestionsFile is the file, in output_dir, that the questions stage
+// writes: what environment servers must serve for this run.
+const EpisodeQuestionsFile = "env_questions.json"
+
+// writeEpisodeQuestions writes the questions the run's rollouts and
+// evaluations play (training, held-out, unseen databases) to output_dir and
+// prints the sqlenv-server command that serves them as the run expects
+// (env_servers are checked against exactly this at start).
+func writeEpisodeQuestions(ctx context.Context, cfg training.GRPOConfig, w io.Writer) error {
+	p, err := training.OpenData(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	if err := os.MkdirAll(cfg.OutputDir, 0o755); err != nil {
+		return err
+	}
+	path, err := filepath.Abs(filepath.Join(cfg.OutputDir, EpisodeQuestionsFile))
+	if err != nil {
+		return err
+	}
+	qs := p.EpisodeQuestions()
+	if err := dataset.Save(path, qs); err != nil {
+		return err
+	}
+	dbDir, err := filepath.Abs(p.Databases.Dir())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "wrote %d questions (%d training, %d held-out, %d of unseen databases) to %s\n", len(qs), len(p.Train), len(p.Heldout), len(p.Eval), path)
+	fmt.Fprintf(w, "serve them on each environment host (with the same database files: copy %s there) with:\n", dbDir)
+	fmt.Fprintf(w, "  sqlenv-server --addr :8000 --questions %s --db-dir %s --step-budget %d\n", path, dbDir, cfg.StepBudget)
+	fmt.Fprintln(w, "then train with env_servers listing them (GOSQLENV_ENV_SERVERS=http://host-a:8000,http://host-b:8000).")
 	return nil
 }
 
@@ -236,7 +282,7 @@ func parse(args []string) (cfg training.GRPOConfig, stage string, ro raftOptions
 	fs.StringVar(&evalPolicy, "eval_policy", training.PolicyGRPO, "eval stage: the name under which the model's results go into eval_summary.json (untrained, sft, grpo, …)")
 	cfg.RegisterFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: train [flags] [all|sft|grpo|eval|raft|bench]")
+		fmt.Fprintln(fs.Output(), "usage: train [flags] [all|sft|grpo|eval|raft|bench|questions]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -246,8 +292,8 @@ func parse(args []string) (cfg training.GRPOConfig, stage string, ro raftOptions
 	if fs.NArg() > 0 {
 		stage = fs.Arg(0)
 	}
-	if !slices.Contains([]string{"all", "sft", "grpo", "eval", "raft", "bench"}, stage) {
-		return cfg, "", ro, "", fmt.Errorf("unknown stage %q (all, sft, grpo, eval, raft or bench)", stage)
+	if !slices.Contains([]string{"all", "sft", "grpo", "eval", "raft", "bench", "questions"}, stage) {
+		return cfg, "", ro, "", fmt.Errorf("unknown stage %q (all, sft, grpo, eval, raft, bench or questions)", stage)
 	}
 	if b := ro.bench; b.steps < 1 || b.warmup < 0 || b.rounds < 1 {
 		return cfg, "", ro, "", fmt.Errorf("-bench_steps %d and -bench_rounds %d must be at least 1, -bench_warmup %d at least 0", b.steps, b.rounds, b.warmup)

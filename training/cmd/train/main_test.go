@@ -1,11 +1,19 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
+	"github.com/gosqlenv/gosqlenv/sqlenv/server"
 	"github.com/gosqlenv/gosqlenv/training"
 )
 
@@ -46,5 +54,72 @@ func TestParseStages(t *testing.T) {
 	}
 	if _, _, _, _, err := parse([]string{"rl"}); err == nil || !strings.Contains(err.Error(), `"rl"`) {
 		t.Errorf("unknown stage: %v", err)
+	}
+}
+
+// TestQuestionsStageServesTheRun: the questions stage writes the run's
+// questions and the sqlenv-server command; a server started that way
+// passes the run's check of env_servers, and one with the environment's
+// default step budget is refused, naming the difference.
+func TestQuestionsStageServesTheRun(t *testing.T) {
+	ctx := context.Background()
+	cfg, _, _, _, err := parse([]string{"-preset", "tiny", "-output_dir", t.TempDir(), "questions"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := writeEpisodeQuestions(ctx, cfg, &out); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(cfg.OutputDir, EpisodeQuestionsFile)
+	var dbDir string
+	var budget int
+	for _, line := range strings.Split(out.String(), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == "sqlenv-server" {
+			for i := range f[:len(f)-1] {
+				switch f[i] {
+				case "--db-dir":
+					dbDir = f[i+1]
+				case "--step-budget":
+					budget, _ = strconv.Atoi(f[i+1])
+				case "--questions":
+					if f[i+1] != path {
+						t.Errorf("the command serves %s, not %s", f[i+1], path)
+					}
+				}
+			}
+		}
+	}
+	if dbDir == "" || budget != cfg.StepBudget {
+		t.Fatalf("no sqlenv-server command with the run's step budget in:\n%s", out.String())
+	}
+	qs, err := dataset.Load(ctx, path, dataset.LoadOptions{DBDir: dbDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(budget int) string {
+		srv, err := server.New(server.Config{Env: sqlenv.Config{Questions: qs, DBDir: dbDir, StepBudget: budget}, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(srv)
+		t.Cleanup(func() { hs.Close(); srv.Close() })
+		return hs.URL
+	}
+	check := func(url string) error {
+		c := cfg
+		c.EnvServers = []string{url}
+		p, err := training.OpenData(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		return p.ConnectEnvServers(ctx)
+	}
+	if err := check(serve(budget)); err != nil {
+		t.Errorf("a server started as printed: %v", err)
+	}
+	if err := check(serve(0)); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("step_budget %d, not %d", sqlenv.DefaultStepBudget, cfg.StepBudget)) {
+		t.Errorf("a server with another step budget: %v", err)
 	}
 }

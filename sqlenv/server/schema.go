@@ -122,6 +122,7 @@ func (s *Server) info() obj {
 			"MCP: initialize, ping and sqlenv/reset besides OpenEnv's methods; GET /mcp as a WebSocket of JSON-RPC; tools/call answers MCP's CallToolResult",
 			"OpenEnv's MCP actions {\"type\": \"list_tools\"} and {\"type\": \"call_tool\"} wherever an action goes",
 			"with an auth token: Authorization Bearer, or the token as the Basic password (http://user:<token>@host:port) for clients without headers",
+			"GET /questions: the rules the environments play by and each question served with a digest of its text, gold and database file",
 		},
 	}
 }

@@ -257,6 +257,9 @@ func TestGRPOConfigValidate(t *testing.T) {
 		{"step_budget", func(c *GRPOConfig) { c.StepBudget = 0 }, "step_budget = 0: must be at least 1"},
 		{"history_pairs", func(c *GRPOConfig) { c.HistoryPairs = -1 }, "history_pairs = -1: must be at least 0"},
 		{"max_result_chars", func(c *GRPOConfig) { c.MaxResultChars = -5 }, "max_result_chars = -5: must be at least 0"},
+		{"env_servers", func(c *GRPOConfig) { c.EnvServers = []string{"http://a:8000", "ftp://u:s3cret@b"} }, `env_servers = "ftp://u:xxxxx@b": must be a URL like http://host:8000`},
+		{"env_servers no host", func(c *GRPOConfig) { c.EnvServers = []string{"localhost:8000"} }, `env_servers = "localhost:8000": must be a URL`},
+		{"env_transport", func(c *GRPOConfig) { c.EnvTransport = "grpc" }, `env_transport = "grpc": must be one of websocket, http`},
 		{"max_new_tokens", func(c *GRPOConfig) { c.MaxNewTokens = 0 }, "max_new_tokens = 0: must be at least 1"},
 		{"max_completion_length", func(c *GRPOConfig) { c.MaxCompletionLength = 0 }, "max_completion_length = 0: must be at least 1"},
 		{"temperature zero", func(c *GRPOConfig) { c.Temperature = 0 }, "temperature = 0: must be > 0"},
@@ -356,5 +359,23 @@ func TestGRPOConfigValidateJoinsErrors(t *testing.T) {
 	err := c.Validate()
 	if err == nil || !strings.Contains(err.Error(), "loss_type") || !strings.Contains(err.Error(), "step_budget") {
 		t.Errorf("error %v does not report both problems", err)
+	}
+}
+
+// TestGRPOConfigRedacted: what checkpoints record of a configuration hides
+// the environment servers' token and passwords, and keeps the rest.
+func TestGRPOConfigRedacted(t *testing.T) {
+	c := DefaultGRPOConfig()
+	c.EnvAuthToken = "tok-123"
+	c.EnvServers = []string{"http://a:8000", "http://sqlenv:pw-456@b:8000"}
+	r := c.Redacted()
+	if r.EnvAuthToken != "(set)" || r.EnvServers[0] != "http://a:8000" || r.EnvServers[1] != "http://sqlenv:xxxxx@b:8000" {
+		t.Errorf("redacted: %q %q", r.EnvAuthToken, r.EnvServers)
+	}
+	if c.EnvAuthToken != "tok-123" || c.EnvServers[1] != "http://sqlenv:pw-456@b:8000" {
+		t.Error("Redacted changed the configuration it was called on")
+	}
+	if d := DefaultGRPOConfig(); !reflect.DeepEqual(d.Redacted(), d) {
+		t.Error("a configuration without secrets changed")
 	}
 }

@@ -3,6 +3,8 @@ package nb
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -28,5 +30,27 @@ func TestTrainedConfigFindsTheLatestModel(t *testing.T) {
 	}
 	if cfg, _ = TrainedConfig(); cfg.ModelName != grpo {
 		t.Fatalf("with GRPO and SFT checkpoints: model %s, want %s", cfg.ModelName, grpo)
+	}
+}
+
+// The notebooks' configuration takes environment servers, their protocol
+// and token from GOSQLENV_ENV_SERVERS, GOSQLENV_ENV_TRANSPORT and
+// GOSQLENV_ENV_AUTH_TOKEN, as the train command does, and refuses a bad
+// address naming the setting.
+func TestRunConfigTakesEnvServers(t *testing.T) {
+	t.Setenv("GONB_DIR", t.TempDir())
+	t.Setenv("GOSQLENV_ENV_SERVERS", "http://env-a:8000,http://env-b:8000")
+	t.Setenv("GOSQLENV_ENV_TRANSPORT", "http")
+	t.Setenv("GOSQLENV_ENV_AUTH_TOKEN", "tok")
+	cfg, _, err := RunConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.EnvServers, []string{"http://env-a:8000", "http://env-b:8000"}) || cfg.EnvTransport != "http" || cfg.EnvAuthToken != "tok" {
+		t.Errorf("env servers %q, transport %q, token %q", cfg.EnvServers, cfg.EnvTransport, cfg.EnvAuthToken)
+	}
+	t.Setenv("GOSQLENV_ENV_SERVERS", "env-a")
+	if _, _, err := RunConfig(); err == nil || !strings.Contains(err.Error(), "env_servers") {
+		t.Errorf("a bad address: %v", err)
 	}
 }

@@ -209,19 +209,21 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, d wsDialect) {
 	conn.SetReadLimit(16 * s.cfg.MaxMessageBytes)
 	c := sess.ws
 	code, reason := websocket.StatusNormalClosure, ""
+	// Messages are read by a goroutine of their own, up to 8 ahead, so that
+	// a connection that drops (or closes) while a step runs cancels the step
+	// (as an HTTP client's disconnect does) instead of letting it run on.
+	// Its context ends only after the close handshake: coder/websocket drops
+	// a connection whose read is cancelled, which would cut the handshake.
+	ctx, cancel := context.WithCancel(s.baseCtx)
 	defer func() {
 		c.finish(code, reason)
+		cancel()
 		s.reg.remove(sess)
 		s.closeSession(sess, "connection closed")
 	}()
 	if !c.connect(conn) {
 		return
 	}
-	// Messages are read by a goroutine of their own, up to 8 ahead, so that
-	// a connection that drops (or closes) while a step runs cancels the step
-	// (as an HTTP client's disconnect does) instead of letting it run on.
-	ctx, cancel := context.WithCancel(s.baseCtx)
-	defer cancel()
 	if d.start != nil {
 		if e := d.start(ctx, sess); e != nil {
 			_ = s.writeWS(ctx, conn, d.failure(e))

@@ -362,6 +362,7 @@ func (r *Roller) playBatch(ctx context.Context, questionIDs []string, temps []fl
 			live = append(live, l)
 			if l.dropped = live[len(live)-1-g].dropped; l.dropped { // an earlier episode of the group failed
 				l.done = true
+				stats.DroppedEpisodes++
 				continue
 			}
 			if err := r.withRecovery(ctx, l, &stats, nil); err != nil {

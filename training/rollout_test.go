@@ -228,8 +228,8 @@ func TestRolloutPlaysInBoundedBatches(t *testing.T) {
 }
 
 // failingEnv wraps an environment: fail decides, from the question of the
-// episode and the number of steps sent on this session, whether a Step
-// fails (as a lost connection does).
+// episode and the number of steps sent on this session (0 for the reset),
+// whether a call fails (as a lost connection does).
 type failingEnv struct {
 	sqlenv.Env
 	question string
@@ -241,6 +241,9 @@ type failingEnv struct {
 
 func (f *failingEnv) Reset(ctx context.Context, opts sqlenv.ResetOptions) (sqlenv.Observation, error) {
 	f.question, f.steps = opts.QuestionID, 0
+	if f.fail(f.question, 0, f.ordinal) { // step 0: the reset
+		return sqlenv.Observation{}, fmt.Errorf("connection refused: %w", sqlenv.ErrClosed)
+	}
 	return f.Env.Reset(ctx, opts)
 }
 
@@ -326,5 +329,12 @@ func TestRolloutSurvivesEnvironmentFailures(t *testing.T) {
 	}
 	if len(reports) != 1 || !strings.Contains(reports[0], ids[2]+" false") {
 		t.Errorf("reports %q", reports)
+	}
+
+	// A question whose sessions cannot even start: its whole group, opened
+	// or not yet, is dropped and counted.
+	episodes, stats, _ = play(func(q string, step, _ int) bool { return q == ids[0] && step == 0 })
+	if len(episodes) != 4 || stats.DroppedGroups != 1 || stats.DroppedEpisodes != 2 || episodes[0].QuestionID != ids[1] {
+		t.Errorf("a group that fails on its first step: %d episodes, %+v", len(episodes), stats)
 	}
 }

@@ -335,6 +335,6 @@ func TestRolloutSurvivesEnvironmentFailures(t *testing.T) {
 	// or not yet, is dropped and counted.
 	episodes, stats, _ = play(func(q string, step, _ int) bool { return q == ids[0] && step == 0 })
 	if len(episodes) != 4 || stats.DroppedGroups != 1 || stats.DroppedEpisodes != 2 || episodes[0].QuestionID != ids[1] {
-		t.Errorf("a group that fails on its first step: %d episodes, %+v", len(episodes), stats)
+		t.Errorf("a group whose sessions cannot start: %d episodes, %+v", len(episodes), stats)
 	}
 }

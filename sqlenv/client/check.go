@@ -29,6 +29,7 @@ type MismatchError struct {
 	Rules, WantRules sqlenv.Rules
 }
 
+// Error says what differs and how to start a server that fits.
 func (e *MismatchError) Error() string {
 	var parts []string
 	if e.MissingCount > 0 {

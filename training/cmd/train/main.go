@@ -147,8 +147,9 @@ func writeEpisodeQuestions(ctx context.Context, cfg training.GRPOConfig, w io.Wr
 	}
 	fmt.Fprintf(w, "wrote %d questions (%d training, %d held-out, %d of unseen databases) to %s\n", len(qs), len(p.Train), len(p.Heldout), len(p.Eval), path)
 	fmt.Fprintf(w, "serve them on each environment host (with the same database files: copy %s there) with:\n", dbDir)
-	fmt.Fprintf(w, "  sqlenv-server --addr :8000 --questions %s --db-dir %s --step-budget %d\n", path, dbDir, cfg.StepBudget)
-	fmt.Fprintln(w, "then train with env_servers listing them (GOSQLENV_ENV_SERVERS=http://host-a:8000,http://host-b:8000).")
+	fmt.Fprintf(w, "  SQLENV_AUTH_TOKEN=… sqlenv-server --addr :8000 --allowed-hosts \"$(hostname)\" --questions %s --db-dir %s --step-budget %d\n", path, dbDir, cfg.StepBudget)
+	fmt.Fprintln(w, "(--allowed-hosts: the name the trainer uses for the host), then train with env_servers listing them")
+	fmt.Fprintln(w, "(GOSQLENV_ENV_SERVERS=http://host-a:8000,http://host-b:8000 GOSQLENV_ENV_AUTH_TOKEN=…).")
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,7 +76,7 @@ func TestQuestionsStageServesTheRun(t *testing.T) {
 	var dbDir string
 	var budget int
 	for _, line := range strings.Split(out.String(), "\n") {
-		if f := strings.Fields(line); len(f) > 0 && f[0] == "sqlenv-server" {
+		if f := strings.Fields(line); slices.Contains(f, "sqlenv-server") {
 			for i := range f[:len(f)-1] {
 				switch f[i] {
 				case "--db-dir":

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gosqlenv/gosqlenv/sqlenv/client"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
 )
@@ -477,7 +478,7 @@ func (c *GRPOConfig) checkEnvironment(v *checker) {
 	v.atLeast("max_result_chars", c.MaxResultChars, 0)
 	for _, addr := range c.EnvServers {
 		if u, err := url.Parse(addr); err != nil || u.Host == "" || !slices.Contains([]string{"http", "https", "ws", "wss"}, u.Scheme) {
-			v.bad("env_servers", strconv.Quote(redactURL(addr)), "must be a URL like http://host:8000 (http, https, ws or wss)")
+			v.bad("env_servers", strconv.Quote(client.Redact(addr)), "must be a URL like http://host:8000 (http, https, ws or wss)")
 		}
 	}
 	v.oneOf("env_transport", c.EnvTransport, cfgTransports)
@@ -492,20 +493,9 @@ func (c GRPOConfig) Redacted() GRPOConfig {
 	}
 	c.EnvServers = slices.Clone(c.EnvServers)
 	for i, s := range c.EnvServers {
-		c.EnvServers[i] = redactURL(s)
+		c.EnvServers[i] = client.Redact(s)
 	}
 	return c
-}
-
-// redactURL hides a URL's password.
-func redactURL(s string) string {
-	if u, err := url.Parse(s); err == nil {
-		return u.Redacted()
-	}
-	if at := strings.LastIndex(s, "@"); at >= 0 {
-		return "xxxxx" + s[at:]
-	}
-	return s
 }
 
 func (c *GRPOConfig) checkGeneration(v *checker) {

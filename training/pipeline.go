@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gomlx/compute"
@@ -137,18 +136,9 @@ func (p *Pipeline) ConnectEnvServers(ctx context.Context) error {
 	if c.EnvAuthToken != "" {
 		opts.Header = http.Header{"Authorization": {"Bearer " + c.EnvAuthToken}}
 	}
-	local := p.envConfig(p.EpisodeQuestions())
-	errs := make([]error, len(c.EnvServers))
-	var wg sync.WaitGroup
-	for i, addr := range c.EnvServers {
-		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(ctx, time.Minute)
-			defer cancel()
-			errs[i] = client.CheckServer(ctx, addr, opts, local)
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := client.CheckServers(ctx, c.EnvServers, opts, p.envConfig(p.EpisodeQuestions())); err != nil {
 		if len(c.EnvServers) > 1 {
 			return fmt.Errorf("env_servers: %w", err)
 		}

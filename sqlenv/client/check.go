@@ -3,11 +3,13 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
@@ -51,14 +53,12 @@ func (e *MismatchError) Error() string {
 // the files whose digests are compared), and the same Rules (step budget,
 // result sizes, rewards). It returns a *MismatchError when it does not.
 func CheckServer(ctx context.Context, addr string, opts *Options, local sqlenv.Config) error {
-	c, err := NewHTTPSession(addr, opts)
-	if err != nil {
-		return err
-	}
-	var got protocol.Questions
-	if _, err := c.do(ctx, http.MethodGet, "/questions", nil, &got); err != nil {
-		return fmt.Errorf("environment server %s: list its questions: %w", c.base.Redacted(), err)
-	}
+	return CheckServers(ctx, []string{addr}, opts, local)
+}
+
+// CheckServers is CheckServer for several servers, checked at once: the
+// local digests are computed once; the errors are joined.
+func CheckServers(ctx context.Context, addrs []string, opts *Options, local sqlenv.Config) error {
 	dir := local.DBDir
 	if local.Databases != nil {
 		dir = local.Databases.Dir()
@@ -67,6 +67,26 @@ func CheckServer(ctx context.Context, addr string, opts *Options, local sqlenv.C
 	digests, err := cache.Digests(local.Questions, func(db string) string { return sqlitedb.Path(dir, db) })
 	if err != nil {
 		return err
+	}
+	errs := make([]error, len(addrs))
+	var wg sync.WaitGroup
+	for i, addr := range addrs {
+		wg.Go(func() { errs[i] = checkServer(ctx, addr, opts, local, digests) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// checkServer compares the server at addr with local, whose questions'
+// digests are given.
+func checkServer(ctx context.Context, addr string, opts *Options, local sqlenv.Config, digests map[string]string) error {
+	c, err := NewHTTPSession(addr, opts)
+	if err != nil {
+		return err
+	}
+	var got protocol.Questions
+	if _, err := c.do(ctx, http.MethodGet, "/questions", nil, &got); err != nil {
+		return fmt.Errorf("environment server %s: list its questions: %w", c.base.Redacted(), err)
 	}
 	served := make(map[string]string, len(got.Questions))
 	for _, q := range got.Questions {

@@ -55,10 +55,14 @@ func (o *Options) withDefaults() Options {
 	return c
 }
 
-// redactAddr hides the password of a server address that may not parse
-// (url.URL.Redacted needs one that does): what lies between "://" and the
-// last "@" before the path.
-func redactAddr(addr string) string {
+// Redact hides the password of a server address, for messages and logs:
+// url.URL.Redacted's form when the address parses, else the user
+// information (between "://" and the last "@" before the path) replaced by
+// "xxxxx".
+func Redact(addr string) string {
+	if u, err := url.Parse(addr); err == nil {
+		return u.Redacted()
+	}
 	_, rest, ok := strings.Cut(addr, "://")
 	if !ok {
 		rest = addr
@@ -79,7 +83,7 @@ func baseURL(addr string) (*url.URL, error) {
 	}
 	u, err := url.Parse(addr)
 	if err != nil {
-		return nil, fmt.Errorf("sqlenv client: address %q does not parse as a URL", redactAddr(addr))
+		return nil, fmt.Errorf("sqlenv client: address %q does not parse as a URL", Redact(addr))
 	}
 	switch u.Scheme {
 	case "ws":

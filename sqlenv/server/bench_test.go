@@ -316,8 +316,7 @@ func TestBenchChild(t *testing.T) {
 		t.Skip("run by BenchmarkStepsSplitCores")
 	case "server":
 		benchQuestions(t) // gold results cached, as in process
-		s, hs := testServer(t, Config{MaxSessions: 1024, MaxSessionsPerClient: 1024, MaxConnsPerClient: 4096})
-		_ = s
+		_, hs := testServer(t, Config{MaxSessions: 1024, MaxSessionsPerClient: 1024, MaxConnsPerClient: 4096})
 		defer profileCPU(t, "GOSQLENV_BENCH_SERVER_CPUPROFILE")()
 		fmt.Printf("ADDR %s\n", hs.URL)
 		io.Copy(io.Discard, os.Stdin)

@@ -6,12 +6,15 @@ package notebooks_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -268,9 +271,65 @@ func TestTrainingNotebookNamesTheCellToRunFirst(t *testing.T) {
 		if strings.Contains(text, "goroutine") || strings.Count(text, want) != 1 {
 			t.Errorf("cell %d: the error is not said once, plainly: %q", r.Cell, text)
 		}
+		// GoNB as released also copies "exit status 1" onto the cell's
+		// stderr; run.sh builds the kernel without that copy.
+		if n := strings.Count(text, "exit status 1"); n != 1 {
+			t.Errorf("cell %d: %q says the exit status %d times, want once (as the cell's error)", r.Cell, text, n)
+		}
 	}
 	// After a restart, a middle cell runs on its own (its helpers live in package nb).
 	if r := runs[5]; r.Status != "ok" || !strings.Contains(strings.Join(r.Texts, " "), "heldout_questions") {
 		t.Errorf("the data cell after a restart: status %s, error %q, outputs %v", r.Status, r.Error, r.Texts)
 	}
+}
+
+// Every display of a cell reaches the notebook even when the cell's program
+// ends right after showing it on a busy machine: GoNB stops reading a
+// program's displays when it exits, and CI once lost the ANSWER cell's whole
+// output that way (cell.HTML now waits until GoNB has read each display).
+func TestDisplaysSurviveABusyMachine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives a Jupyter kernel")
+	}
+	if !jupyterAvailable() {
+		t.Skip("Jupyter's nbconvert is not installed: sudo apt-get install jupyter-nbconvert jupyter-client; bash .ci/run installs it")
+	}
+	t.Setenv("GONB_DIR", "")
+	// Keep every core busy, so that GoNB's reader lags behind the cell.
+	stop := make(chan struct{})
+	var busy sync.WaitGroup
+	for range runtime.NumCPU() + 1 {
+		busy.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+			}
+		})
+	}
+	runs := interact(t, filepath.Join("testdata", "displays.ipynb"), nil, "1", "2", "2", "2", "2", "2")
+	close(stop)
+	busy.Wait()
+	for i, r := range runs[1:] {
+		if r.Status != "ok" {
+			t.Fatalf("run %d: %s %s", i+1, r.Status, r.Error)
+		}
+		want := make([]string, 300)
+		for j := range want {
+			want[j] = fmt.Sprintf("display %d", j)
+		}
+		if !slices.Equal(r.Texts, want) {
+			t.Errorf("run %d showed %d displays, want the 300 in order (first missing after %d)", i+1, len(r.Texts), commonPrefix(r.Texts, want))
+		}
+	}
+}
+
+func commonPrefix(a, b []string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/janpfeifer/gonb/gonbui"
 )
@@ -26,14 +27,58 @@ func Dir(elems ...string) string {
 	return filepath.Join(append([]string{base}, elems...)...)
 }
 
-// HTML displays HTML in the notebook (a no-op outside GoNB).
-func HTML(h string) { gonbui.DisplayHTML(h) }
+// HTML displays HTML in the notebook (a no-op outside GoNB). Like every
+// display helper here, it returns once GoNB has the display, so that a cell
+// which ends right after it loses nothing.
+func HTML(h string) {
+	gonbui.DisplayHTML(h)
+	flush()
+}
 
 // PNG displays a PNG image in the notebook.
-func PNG(b []byte) { gonbui.DisplayPNG(b) }
+func PNG(b []byte) {
+	gonbui.DisplayPNG(b)
+	flush()
+}
 
 // Markdown displays Markdown in the notebook.
-func Markdown(md string) { gonbui.DisplayMarkdown(md) }
+func Markdown(md string) {
+	gonbui.DisplayMarkdown(md)
+	flush()
+}
+
+// Update replaces the HTML of the display named id (from
+// gonbui.UniqueId), or shows it the first time: a block updated in place,
+// such as a progress report.
+func Update(id, h string) {
+	gonbui.UpdateHTML(id, h)
+	flush()
+}
+
+// flushWait bounds how long flush waits for GoNB's acknowledgement.
+const flushWait = 10 * time.Second
+
+// flush waits until GoNB has read every display sent so far. Displays
+// travel to GoNB through a pipe that GoNB stops reading as soon as the
+// cell's program exits, so on a busy machine the last displays of a cell
+// were lost (seen: 128 of 200 shown). gonbui.Sync's request goes through
+// the same pipe, after them, and GoNB answers it only once it has read
+// them. The wait is bounded: a GoNB that stopped answering must not hang
+// the cell.
+func flush() {
+	if !gonbui.IsNotebook {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		gonbui.Sync()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(flushWait):
+	}
+}
 
 // Must stops a cell with the error: it prints "error: …" (no goroutine
 // dump: the message is for a person, not a stack) and exits with status 1,

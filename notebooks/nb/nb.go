@@ -74,9 +74,9 @@ func LiveLog(stage, dir string, loggingSteps int) (*training.RunLog, error) {
 	}
 	// One display, updated in place: the first update replaces "starting…".
 	id := gonbui.UniqueId()
-	gonbui.UpdateHTML(id, fmt.Sprintf(`<div style="font-family:sans-serif;font-size:13px"><b>%s</b>: starting…</div>`, html.EscapeString(stage)))
+	cell.Update(id, fmt.Sprintf(`<div style="font-family:sans-serif;font-size:13px"><b>%s</b>: starting…</div>`, html.EscapeString(stage)))
 	log.OnLog = func(m training.Metrics) {
-		gonbui.UpdateHTML(id, report.Progress(stage, m, log.Total()))
+		cell.Update(id, report.Progress(stage, m, log.Total()))
 	}
 	return log, nil
 }
@@ -87,7 +87,7 @@ func LiveLog(stage, dir string, loggingSteps int) (*training.RunLog, error) {
 func ShowEvaluations(p *training.Pipeline) {
 	id := gonbui.UniqueId()
 	p.OnEvaluate = func(e training.EvalProgress) {
-		gonbui.UpdateHTML(id, report.EvalProgress(e))
+		cell.Update(id, report.EvalProgress(e))
 	}
 }
 

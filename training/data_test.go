@@ -2,6 +2,7 @@ package training
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -121,9 +122,39 @@ func TestSplitResultSE(t *testing.T) {
 	if r.GreedySuccess != 0.5 || r.SampledSuccess != 0.25 || r.SampledEpisodes != 8 || !near(r.SampledSuccessSE, 0.153093108923949, 1e-12) {
 		t.Fatalf("result %+v", r)
 	}
+	if len(r.SampledByQuestion) == 0 {
+		t.Fatalf("no per-question rates: %+v", r)
+	}
 	r = splitResult(4, 0.7, greedy, evalReportWith())
 	if r.SampledSuccess != 0.5 || r.SampledEpisodes != 4 || !near(r.SampledSuccessSE, 0.25, 1e-12) {
 		t.Fatalf("greedy only: %+v", r)
+	}
+}
+
+// PairedDifference: the mean per-question difference and sd/√n over the
+// shared questions, from the episodes' question ids.
+func TestPairedDifference(t *testing.T) {
+	episodes := func(outcomes map[string][]bool) sqlenv.EvalReport {
+		var r sqlenv.EvalReport
+		for q, os := range outcomes {
+			for _, ok := range os {
+				r.Episodes = append(r.Episodes, sqlenv.EpisodeReport{QuestionID: q, Correct: ok})
+			}
+		}
+		return r
+	}
+	a := splitResult(3, 0.7, sqlenv.EvalReport{}, episodes(map[string][]bool{"q1": {true, true}, "q2": {true, false}, "q3": {false, false}, "only_a": {true, true}}))
+	b := splitResult(3, 0.7, sqlenv.EvalReport{}, episodes(map[string][]bool{"q1": {true, false}, "q2": {true, false}, "q3": {false, false}}))
+	if want := map[string]float64{"q1": 1, "q2": 0.5, "q3": 0, "only_a": 1}; !maps.Equal(a.SampledByQuestion, want) {
+		t.Fatalf("per question %v, want %v", a.SampledByQuestion, want)
+	}
+	// Differences 0.5, 0, 0: mean 1/6, sd √(1/12), s.e. sd/√3 = 1/6.
+	d, se, n, ok := PairedDifference(a, b)
+	if !ok || n != 3 || !near(d, 1.0/6, 1e-12) || !near(se, 1.0/6, 1e-12) {
+		t.Fatalf("PairedDifference = %v, %v, %d, %v; want 1/6, 1/6, 3, true", d, se, n, ok)
+	}
+	if _, _, _, ok := PairedDifference(a, SplitResult{SampledSuccess: 0.5}); ok {
+		t.Fatal("a result without per-question rates gave a paired difference")
 	}
 }
 

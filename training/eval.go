@@ -93,6 +93,10 @@ type SplitResult struct {
 	SampledEpisodes int `json:"sampled_episodes"`
 	// Temperature is the sampling temperature of the sampled episodes.
 	Temperature float64 `json:"temperature"`
+	// SampledByQuestion is each question's success rate over its sampled
+	// episodes, by question id: what PairedDifference compares two
+	// policies on (absent from summaries written before it existed).
+	SampledByQuestion map[string]float64 `json:"sampled_by_question,omitempty"`
 
 	// Greedy and Sampled hold the episodes with their transcripts.
 	Greedy  sqlenv.EvalReport `json:"-"`
@@ -197,7 +201,58 @@ func splitResult(questions int, temperature float64, greedy, sampled sqlenv.Eval
 	if n > 0 {
 		r.SampledSuccessSE = math.Sqrt(p * (1 - p) / n)
 	}
+	episodes := sampled.Episodes
+	if len(episodes) == 0 {
+		episodes = greedy.Episodes
+	}
+	if len(episodes) > 0 {
+		correct, total := map[string]int{}, map[string]int{}
+		for _, ep := range episodes {
+			total[ep.QuestionID]++
+			if ep.Correct {
+				correct[ep.QuestionID]++
+			}
+		}
+		r.SampledByQuestion = make(map[string]float64, len(total))
+		for q, t := range total {
+			r.SampledByQuestion[q] = float64(correct[q]) / float64(t)
+		}
+	}
 	return r
+}
+
+// PairedDifference compares two policies' sampled success on the questions
+// both were evaluated on: the mean over those questions of a's success rate
+// minus b's, and its standard error, sd/√n of the per-question differences.
+// Both policies answered the same questions, so what makes a question easy
+// or hard for both cancels out: this is the standard error of the
+// difference, smaller than the √(se_a² + se_b²) of two independent samples
+// when the policies agree on which questions are hard, and it counts the
+// questions (not the episodes) as the sample, as a claim about new
+// questions should. ok is false when either result lacks per-question
+// rates (summaries written before SampledByQuestion) or fewer than two
+// questions are shared.
+func PairedDifference(a, b SplitResult) (diff, se float64, n int, ok bool) {
+	var ds []float64
+	for q, ra := range a.SampledByQuestion {
+		if rb, shared := b.SampledByQuestion[q]; shared {
+			ds = append(ds, ra-rb)
+		}
+	}
+	if len(ds) < 2 {
+		return 0, 0, len(ds), false
+	}
+	var sum float64
+	for _, d := range ds {
+		sum += d
+	}
+	mean := sum / float64(len(ds))
+	var ss float64
+	for _, d := range ds {
+		ss += (d - mean) * (d - mean)
+	}
+	sd := math.Sqrt(ss / float64(len(ds)-1))
+	return mean, sd / math.Sqrt(float64(len(ds))), len(ds), true
 }
 
 // Table renders the summary as aligned text: one row per split and policy

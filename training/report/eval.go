@@ -66,8 +66,9 @@ func EvalSummaryTable(s training.EvalSummary) string {
 // Findings states in plain words what the last trained policy of the
 // summary (grpo, else sft) can and cannot do, from the numbers: how it
 // compares with the random policy on each split, and whether GRPO moved
-// sampled success beyond two standard errors of the SFT model's. It
-// returns Markdown.
+// sampled success beyond two standard errors of the difference from the
+// SFT model's (paired over the questions both answered, see
+// training.PairedDifference). It returns Markdown.
 func Findings(s training.EvalSummary) string {
 	last := ""
 	for _, p := range []string{training.PolicyGRPO, training.PolicySFT} {
@@ -88,7 +89,8 @@ func Findings(s training.EvalSummary) string {
 			continue
 		}
 		rnd := s[split][training.PolicyRandom]
-		beats[split] = r.SampledSuccess-rnd.SampledSuccess > 2*sePair(r, rnd)
+		d, se := difference(r, rnd)
+		beats[split] = d > 2*se
 		verdict := "no better than the random policy"
 		switch {
 		case beats[split] && r.GreedySuccess >= 0.5:
@@ -120,9 +122,10 @@ func Findings(s training.EvalSummary) string {
 		if !okS || !okG {
 			continue
 		}
-		d := grpo.SampledSuccess - sft.SampledSuccess
-		se := sePair(grpo, sft)
+		d, se := difference(grpo, sft)
 		switch {
+		case d > 0 && se == 0:
+			out += fmt.Sprintf(" GRPO raised sampled success on the %s by %.1f points over SFT, on every question alike.", splitTitles[split], 100*d)
 		case d > 2*se:
 			out += fmt.Sprintf(" GRPO raised sampled success on the %s by %.1f points (%.1f standard errors) over SFT.", splitTitles[split], 100*d, d/se)
 		case se > 0:
@@ -132,9 +135,14 @@ func Findings(s training.EvalSummary) string {
 	return out + summary
 }
 
-// sePair is the standard error of the difference of two independent rates.
-func sePair(a, b training.SplitResult) float64 {
-	return math.Sqrt(a.SampledSuccessSE*a.SampledSuccessSE + b.SampledSuccessSE*b.SampledSuccessSE)
+// difference is a's sampled success minus b's and its standard error:
+// paired over the questions both answered (training.PairedDifference), or,
+// for summaries without per-question rates, as two independent samples.
+func difference(a, b training.SplitResult) (d, se float64) {
+	if d, se, _, ok := training.PairedDifference(a, b); ok {
+		return d, se
+	}
+	return a.SampledSuccess - b.SampledSuccess, math.Sqrt(a.SampledSuccessSE*a.SampledSuccessSE + b.SampledSuccessSE*b.SampledSuccessSE)
 }
 
 // SolvedSideBySide shows up to n questions that the trained policy's

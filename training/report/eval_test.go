@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,26 @@ func TestFindings(t *testing.T) {
 	})
 	if got := Findings(flat); !strings.Contains(got, "not a clear gain") {
 		t.Errorf("a gain of 0.3 s.e. is reported as:\n%s", got)
+	}
+	// With per-question rates the difference is paired: GRPO wins 0.25 on
+	// 8 of 40 questions and loses on none: +5 points, paired s.e. 1.6; as
+	// two independent samples of 160 episodes (s.e. 5.6) it would not be.
+	paired := summaryOf(map[string]map[string][3]float64{
+		training.SplitTrain:   {"random": {0, 0, 0}, "sft": {0.9, 0.9, 0.02}, "grpo": {0.9, 0.9, 0.02}},
+		training.SplitHeldout: {"random": {0, 0, 0}, "sft": {0.5, 0.5, 0.0395}, "grpo": {0.5, 0.55, 0.0393}},
+	})
+	sft, grpo := paired[training.SplitHeldout]["sft"], paired[training.SplitHeldout]["grpo"]
+	sft.SampledByQuestion, grpo.SampledByQuestion = map[string]float64{}, map[string]float64{}
+	for i := range 40 {
+		q := fmt.Sprint("q", i)
+		sft.SampledByQuestion[q], grpo.SampledByQuestion[q] = float64(i%2), float64(i%2)
+		if i%2 == 0 && i < 16 {
+			grpo.SampledByQuestion[q] = 0.25
+		}
+	}
+	paired[training.SplitHeldout]["sft"], paired[training.SplitHeldout]["grpo"] = sft, grpo
+	if got := Findings(paired); !strings.Contains(got, "held-out questions (training databases) by 5.0 points (3.1 standard errors)") {
+		t.Errorf("a paired gain of 5 points on 40 questions is reported as:\n%s", got)
 	}
 	if got := Findings(training.EvalSummary{}); !strings.Contains(got, "No trained model") {
 		t.Errorf("empty summary: %s", got)

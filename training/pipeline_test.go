@@ -129,7 +129,14 @@ func checkEvalSummary(t *testing.T, dir string, p *Pipeline, policies []string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var raw map[string]map[string]map[string]float64
+	type result struct {
+		Greedy     *float64           `json:"greedy_success"`
+		Sampled    *float64           `json:"sampled_success"`
+		SE         *float64           `json:"sampled_success_se"`
+		Questions  int                `json:"questions"`
+		ByQuestion map[string]float64 `json:"sampled_by_question"`
+	}
+	var raw map[string]map[string]result
 	if err := json.Unmarshal(b, &raw); err != nil {
 		t.Fatalf("eval_summary.json: %v\n%s", err, b)
 	}
@@ -141,13 +148,21 @@ func checkEvalSummary(t *testing.T, dir string, p *Pipeline, policies []string) 
 			if !ok {
 				t.Fatalf("eval_summary.json has no %s/%s:\n%s", split, policy, b)
 			}
-			for _, k := range []string{"greedy_success", "sampled_success", "sampled_success_se"} {
-				if v, ok := r[k]; !ok || v < 0 || v > 1 {
-					t.Errorf("%s/%s/%s = %v", split, policy, k, r[k])
+			for k, v := range map[string]*float64{"greedy_success": r.Greedy, "sampled_success": r.Sampled, "sampled_success_se": r.SE} {
+				if v == nil || *v < 0 || *v > 1 {
+					t.Errorf("%s/%s/%s missing or out of [0, 1]:\n%s", split, policy, k, b)
 				}
 			}
-			if int(r["questions"]) != len(qs) {
-				t.Errorf("%s/%s: %v questions, want %d", split, policy, r["questions"], len(qs))
+			if r.Questions != len(qs) {
+				t.Errorf("%s/%s: %v questions, want %d", split, policy, r.Questions, len(qs))
+			}
+			if len(r.ByQuestion) != len(qs) {
+				t.Errorf("%s/%s: sampled_by_question has %d questions, want %d", split, policy, len(r.ByQuestion), len(qs))
+			}
+			for _, q := range qs {
+				if v, ok := r.ByQuestion[q.QuestionID]; !ok || v < 0 || v > 1 {
+					t.Errorf("%s/%s: sampled_by_question[%s] = %v, %v", split, policy, q.QuestionID, v, ok)
+				}
 			}
 			tr, err := ReadTranscripts(dir, policy)
 			if err != nil {

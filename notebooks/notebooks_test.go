@@ -312,13 +312,13 @@ func TestDisplaysSurviveABusyMachine(t *testing.T) {
 	runs := interact(t, filepath.Join("testdata", "displays.ipynb"), nil, "1", "2", "2", "2", "2", "2")
 	close(stop)
 	busy.Wait()
+	want := make([]string, 300)
+	for j := range want {
+		want[j] = fmt.Sprintf("display %d", j)
+	}
 	for i, r := range runs[1:] {
 		if r.Status != "ok" {
 			t.Fatalf("run %d: %s %s", i+1, r.Status, r.Error)
-		}
-		want := make([]string, 300)
-		for j := range want {
-			want[j] = fmt.Sprintf("display %d", j)
 		}
 		if !slices.Equal(r.Texts, want) {
 			t.Errorf("run %d showed %d displays, want the 300 in order (first missing after %d)", i+1, len(r.Texts), commonPrefix(r.Texts, want))

@@ -242,17 +242,7 @@ func PairedDifference(a, b SplitResult) (diff, se float64, n int, ok bool) {
 	if len(ds) < 2 {
 		return 0, 0, len(ds), false
 	}
-	var sum float64
-	for _, d := range ds {
-		sum += d
-	}
-	mean := sum / float64(len(ds))
-	var ss float64
-	for _, d := range ds {
-		ss += (d - mean) * (d - mean)
-	}
-	sd := math.Sqrt(ss / float64(len(ds)-1))
-	return mean, sd / math.Sqrt(float64(len(ds))), len(ds), true
+	return mean(ds), math.Sqrt(variance(ds) / float64(len(ds))), len(ds), true
 }
 
 // Table renders the summary as aligned text: one row per split and policy

@@ -176,3 +176,36 @@ func TestInterruptBeforeTheStatementStarts(t *testing.T) {
 		}
 	}
 }
+
+// starvedContext ends at a deadline (Err) but its Done channel never
+// closes: a caller's context whose cancellation callback has not run yet,
+// as on a machine too busy to schedule it before the query's own timeout.
+type starvedContext struct {
+	context.Context
+	deadline time.Time
+	never    chan struct{}
+}
+
+func (c *starvedContext) Done() <-chan struct{} { return c.never }
+
+func (c *starvedContext) Err() error {
+	if time.Now().Before(c.deadline) {
+		return nil
+	}
+	return context.DeadlineExceeded
+}
+
+// TestCallersCancellationWinsOverTimeout: a query interrupted by its timeout
+// after its caller's context has ended reports the caller's reason, not
+// ErrTimeout, even when the context's callback came too late to stop it.
+func TestCallersCancellationWinsOverTimeout(t *testing.T) {
+	d, _ := openTest(t, Limits{Timeout: 50 * time.Millisecond})
+	endless := "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM n) SELECT max(x) FROM n"
+	ctx := &starvedContext{Context: context.Background(), deadline: time.Now().Add(5 * time.Millisecond), never: make(chan struct{})}
+	if _, err := d.Query(ctx, endless); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrTimeout) {
+		t.Fatalf("error %v, want the caller's context.DeadlineExceeded", err)
+	}
+	if _, err := d.Query(context.Background(), endless); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("a caller without a deadline: %v, want ErrTimeout", err)
+	}
+}

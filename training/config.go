@@ -160,6 +160,14 @@ type GRPOConfig struct {
 	// bounded whatever the split's size. Default 256; a group larger than
 	// this is still played whole.
 	RolloutBatchEpisodes int `json:"rollout_batch_episodes" yaml:"rollout_batch_episodes" help:"most episodes played together in one generation batch (larger rollouts go in batches of whole groups)"`
+	// GenerationMemoryMB bounds, approximately, the memory of one
+	// generation batch (the prefill's attention, quadratic in the prompt
+	// length, and the KV cache): a batch that would need more is generated
+	// in slices, one after the other (qwen3.GenerateOptions.MaxBatchBytes).
+	// Default 0: 512 MiB on the CPU (Go backend), no bound on XLA; −1: no
+	// bound. The process's resident memory is about five times the bound
+	// (BENCHMARKS.md).
+	GenerationMemoryMB int `json:"generation_memory_mb" yaml:"generation_memory_mb" help:"approximate memory (MiB) one generation batch may use, larger ones are generated in slices; 0: 512 on the CPU, unbounded on XLA; -1: unbounded"`
 
 	// ---- GRPO ----
 
@@ -506,6 +514,7 @@ func (c *GRPOConfig) checkGeneration(v *checker) {
 	v.atLeast("top_k", c.TopK, 0)
 	v.atLeast("length_bucket", c.LengthBucket, 1)
 	v.atLeast("rollout_batch_episodes", c.RolloutBatchEpisodes, 1)
+	v.atLeast("generation_memory_mb", c.GenerationMemoryMB, -1)
 }
 
 // checkBatches checks the group and batch sizes and the run's length.

@@ -98,7 +98,7 @@ func (p *Pipeline) RolloutConfig() RolloutConfig {
 	return RolloutConfig{SystemPrompt: c.SystemPrompt, NumGenerations: c.NumGenerations, MaxNewTokens: c.MaxNewTokens, MaxCompletionLength: c.MaxCompletionLength,
 		HistoryPairs: c.HistoryPairs, MaxResultChars: c.MaxResultChars, Temperature: c.Temperature, TopP: c.TopP, TopK: c.TopK,
 		EnableThinking: c.EnableThinking, LengthBucket: c.LengthBucket, Seed: int64(c.Seed), SharePrompts: c.PrefixSharing,
-		BatchEpisodes: c.RolloutBatchEpisodes}
+		BatchEpisodes: c.RolloutBatchEpisodes, MaxBatchBytes: int64(c.GenerationMemoryMB) << 20}
 }
 
 // NewEnv makes an environment for one episode: in process over all

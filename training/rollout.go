@@ -70,6 +70,9 @@ type RolloutConfig struct {
 	// with more is played in consecutive batches of whole question groups
 	// (memory stays bounded; 0: all episodes in one batch).
 	BatchEpisodes int
+	// MaxBatchBytes bounds the memory of one generation call
+	// (qwen3.GenerateOptions.MaxBatchBytes; 0: the backend's default).
+	MaxBatchBytes int64
 }
 
 // Turn is one model turn of an episode, exactly as generated: the training
@@ -411,6 +414,7 @@ func (r *Roller) playBatch(ctx context.Context, questionIDs []string, temps []fl
 			MaxNewTokens: r.cfg.MaxNewTokens, Temperature: temps[0], Temperatures: perEpisode, TopP: r.cfg.TopP, TopK: r.cfg.TopK,
 			Seed: r.cfg.Seed*1_000_003 + r.calls*10_007 + int64(turn), StopTokens: []int32{r.tok.EOS(), r.tok.PAD()},
 			PadID: r.tok.PAD(), LengthBucket: r.cfg.LengthBucket, SharePrompts: r.cfg.SharePrompts,
+			MaxBatchBytes: r.cfg.MaxBatchBytes,
 		})
 		if err != nil {
 			return nil, stats, fmt.Errorf("rollout: generate (turn %d, %d episodes): %w", turn, len(active), err)

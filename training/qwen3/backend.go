@@ -107,3 +107,9 @@ func DTypeForPrecision(precision string, backend compute.Backend) (dtypes.DType,
 	}
 	return dtypes.InvalidDType, fmt.Errorf("precision %q: want one of %v", precision, Precisions)
 }
+
+// isGoBackend reports whether backend is the pure-Go CPU backend.
+func isGoBackend(backend compute.Backend) bool {
+	// String is the registered name ("go"); this backend's Name is "Go Backend".
+	return backend != nil && backend.String() == gobackend.BackendName
+}

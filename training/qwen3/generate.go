@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 
@@ -42,6 +43,18 @@ type GenerateOptions struct {
 	// from the same prompt, and often stay alike). Sampling is unchanged:
 	// each sequence still draws its own tokens.
 	SharePrompts bool
+	// MaxBatchBytes bounds, approximately, the memory one batch of
+	// generation needs: the prefill's attention (about four float32 tensors
+	// of heads × prompt length² per distinct prompt at once: the products,
+	// the masked scores, the softmax and its mask) and the KV cache (2 ×
+	// layers × KV heads × cache length × head size per sequence). Prompts
+	// that would need more are generated in slices of the batch, one slice
+	// after the other, equal prompts together. 0 means DefaultMaxBatchBytes
+	// on the pure-Go backend, whose buffers are host memory, and no bound on
+	// XLA backends; a negative value means no bound. Without a bound, the
+	// attention of a large batch of long prompts, quadratic in their length,
+	// outgrows the machine's memory.
+	MaxBatchBytes int64
 
 	// keepLogits makes Generate also return every step's logits (tests).
 	keepLogits bool
@@ -78,11 +91,21 @@ func (s sampling) key() string {
 	return fmt.Sprintf("t%g_k%d_p%g_l%v", s.temperature, s.topK, s.topP, s.keepLogits)
 }
 
+// DefaultMaxBatchBytes is GenerateOptions.MaxBatchBytes when unset on the
+// pure-Go backend: 512 MiB. The process's resident memory comes to about
+// five times the bound (the Go collector's headroom and the backend's pool
+// of freed buffers): an evaluation over the ten training databases peaked
+// at 2.8–3.5 GB with it, and at 10.6–11.5 GB unbounded, at the same speed
+// (BENCHMARKS.md).
+const DefaultMaxBatchBytes = 512 << 20
+
 // Generate continues each prompt until a stop token or MaxNewTokens, all
 // prompts advancing together: one prefill over the (left-padded) prompts
 // fills a KV cache, then each step decodes one token for every sequence.
 // Sequences that finish stop contributing tokens; the loop ends when all
-// have finished. ctx is checked between steps.
+// have finished. ctx is checked between steps. A batch larger than
+// MaxBatchBytes allows is generated in slices, each with its own seed
+// derived from Seed.
 func (m *Model) Generate(ctx context.Context, prompts [][]int32, opts GenerateOptions) (*Generation, error) {
 	if len(prompts) == 0 {
 		return &Generation{}, nil
@@ -90,6 +113,122 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 	if err := m.checkPrompts(prompts, opts); err != nil {
 		return nil, err
 	}
+	if opts.Temperatures != nil && len(opts.Temperatures) != len(prompts) {
+		return nil, fmt.Errorf("qwen3: %d temperatures for %d prompts", len(opts.Temperatures), len(prompts))
+	}
+	parts := m.batchSlices(prompts, opts)
+	if len(parts) == 1 {
+		return m.generate(ctx, prompts, opts)
+	}
+	gen := &Generation{Tokens: make([][]int32, len(prompts)), LogProbs: make([][]float32, len(prompts)),
+		Stopped: make([]bool, len(prompts)), maxNew: opts.MaxNewTokens}
+	for i, rows := range parts {
+		sub, subOpts := make([][]int32, len(rows)), opts
+		for j, r := range rows {
+			sub[j] = prompts[r]
+		}
+		if opts.Temperatures != nil {
+			subOpts.Temperatures = make([]float64, len(rows))
+			for j, r := range rows {
+				subOpts.Temperatures[j] = opts.Temperatures[r]
+			}
+		}
+		subOpts.Seed = sliceSeed(opts.Seed, i)
+		part, err := m.generate(ctx, sub, subOpts)
+		if err != nil {
+			return nil, err
+		}
+		for j, r := range rows {
+			gen.Tokens[r], gen.LogProbs[r], gen.Stopped[r] = part.Tokens[j], part.LogProbs[j], part.Stopped[j]
+		}
+		if opts.keepLogits {
+			for step, stepLogits := range part.logits {
+				if step == len(gen.logits) {
+					gen.logits = append(gen.logits, make([][]float32, len(prompts)))
+				}
+				for j, r := range rows {
+					gen.logits[step][r] = stepLogits[j]
+				}
+			}
+		}
+		gen.batches = append(gen.batches, part.batches...)
+	}
+	return gen, nil
+}
+
+// sliceSeed is the sampling seed of slice i of a batch: slice 0 keeps the
+// caller's seed (an unsliced batch samples as before), the others are
+// scattered away from it so that slices of consecutive seeds do not share
+// random streams.
+func sliceSeed(seed int64, i int) int64 {
+	if i == 0 {
+		return seed
+	}
+	return seed ^ int64(uint64(i)*0x9E3779B97F4A7C15)
+}
+
+// batchSlices splits the prompts' rows into slices whose generation fits
+// opts.MaxBatchBytes (see GenerateOptions), in order, keeping equal prompts
+// in one slice when they share their prefill. One slice holds at least one
+// distinct prompt, whatever its size.
+func (m *Model) batchSlices(prompts [][]int32, opts GenerateOptions) [][]int {
+	budget := opts.MaxBatchBytes
+	if budget == 0 && isGoBackend(m.backend) {
+		budget = DefaultMaxBatchBytes
+	}
+	if budget <= 0 {
+		budget = math.MaxInt64
+	}
+	bucket := opts.LengthBucket
+	if bucket <= 0 {
+		bucket = 64
+	}
+	longest := 0
+	for _, p := range prompts {
+		longest = max(longest, len(p))
+	}
+	plen := int64(roundUp(longest, bucket))
+	smax := int64(roundUp(int(plen)+opts.MaxNewTokens, bucket))
+	cfg := m.Config
+	// The prefill holds about four score-sized float32 tensors at once.
+	scoresPerPrompt := 4 * int64(cfg.NumAttentionHeads) * plen * plen * 4
+	cachePerRow := 2 * int64(cfg.NumHiddenLayers*cfg.NumKeyValueHeads*cfg.HeadDim) * smax * int64(m.DType.Size())
+	// Rows of the same prompt form a group: one prefill, one cache per row.
+	var groups [][]int
+	index := map[string]int{}
+	for r, p := range prompts {
+		if !opts.SharePrompts {
+			groups = append(groups, []int{r})
+			continue
+		}
+		key := string(promptKey(p))
+		i, ok := index[key]
+		if !ok {
+			i = len(groups)
+			index[key] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], r)
+	}
+	var parts [][]int
+	var rows []int
+	var bytes int64
+	for _, g := range groups {
+		need := scoresPerPrompt + int64(len(g))*cachePerRow
+		if len(rows) > 0 && bytes+need > budget {
+			parts, rows, bytes = append(parts, rows), nil, 0
+		}
+		rows, bytes = append(rows, g...), bytes+need
+	}
+	parts = append(parts, rows)
+	for _, p := range parts {
+		slices.Sort(p)
+	}
+	return parts
+}
+
+// generate is Generate for one batch.
+func (m *Model) generate(ctx context.Context, prompts [][]int32, opts GenerateOptions) (*Generation, error) {
 	bucket := opts.LengthBucket
 	if bucket <= 0 {
 		bucket = 64
@@ -100,9 +239,6 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 	}
 	if s.perRow {
 		s.temperature = 0
-		if len(opts.Temperatures) != len(prompts) {
-			return nil, fmt.Errorf("qwen3: %d temperatures for %d prompts", len(opts.Temperatures), len(prompts))
-		}
 	}
 
 	// Shapes: batch rounded up (BucketRows), prompt and cache lengths to the bucket.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/compute/gobackend"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 )
@@ -29,8 +28,7 @@ import (
 // halfProductsInFloat32 reports whether matrix products of half-precision
 // operands are computed in float32 on backend.
 func halfProductsInFloat32(backend compute.Backend) bool {
-	// String is the registered name ("go"); this backend's Name is "Go Backend".
-	return backend != nil && backend.String() == gobackend.BackendName
+	return isGoBackend(backend)
 }
 
 func isHalf(dtype dtypes.DType) bool {

@@ -1,0 +1,126 @@
+package qwen3
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/gomlx/compute/dtypes"
+)
+
+// TestBatchSlices: the rows are cut into slices whose prefill attention
+// (four heads × prompt length² float32 tensors per distinct prompt) and KV
+// caches (2 × layers × KV heads × head size × cache length per row) fit
+// MaxBatchBytes, in order, and rows sharing a prompt stay in one slice.
+func TestBatchSlices(t *testing.T) {
+	m := tinyModel(t, TinyConfig(64), dtypes.Float32)
+	a, b, c := []int32{1, 2, 3}, []int32{4, 5}, []int32{6, 7, 8, 9, 10}
+	prompts := [][]int32{a, b, a, c, a, b}
+	// LengthBucket 16: prompt length 16, cache length roundUp(16+8, 16) = 32.
+	// Attention: 4 × 4 heads × 16 × 16 × 4 B = 16,384 B a prompt; cache:
+	// 2 × 2 layers × 2 KV heads × 16 × 32 × 4 B = 16,384 B a row. Group a
+	// (3 rows) needs 65,536 B, b (2 rows) 49,152 B, c (1 row) 32,768 B.
+	for _, tc := range []struct {
+		share  bool
+		budget int64
+		want   [][]int
+	}{
+		{true, 0, [][]int{{0, 1, 2, 3, 4, 5}}}, // the Go backend's default, 512 MiB
+		{true, -1, [][]int{{0, 1, 2, 3, 4, 5}}},
+		{true, 65536 + 49152 + 32768, [][]int{{0, 1, 2, 3, 4, 5}}},
+		{true, 65536 + 49152, [][]int{{0, 1, 2, 4, 5}, {3}}},
+		{true, 65536, [][]int{{0, 2, 4}, {1, 5}, {3}}},
+		{true, 1, [][]int{{0, 2, 4}, {1, 5}, {3}}}, // a slice holds at least one prompt
+		{false, 2 * 32768, [][]int{{0, 1}, {2, 3}, {4, 5}}},
+		{false, 2*32768 - 1, [][]int{{0}, {1}, {2}, {3}, {4}, {5}}},
+	} {
+		opts := GenerateOptions{MaxNewTokens: 8, LengthBucket: 16, SharePrompts: tc.share, MaxBatchBytes: tc.budget}
+		if got := m.batchSlices(prompts, opts); !slices.EqualFunc(got, tc.want, slices.Equal) {
+			t.Errorf("share %v, budget %d: slices %v, want %v", tc.share, tc.budget, got, tc.want)
+		}
+	}
+
+	// The Go backend's default bound, 512 MiB, holds one prompt of 3,000
+	// tokens (4 × 4 heads × 3,008² × 4 B = 579 MB of attention) a slice; no
+	// bound holds them all.
+	long := [][]int32{make([]int32, 3000), make([]int32, 2990), make([]int32, 5)}
+	for _, tc := range []struct {
+		budget int64
+		want   [][]int
+	}{{0, [][]int{{0}, {1}, {2}}}, {-1, [][]int{{0, 1, 2}}}} {
+		opts := GenerateOptions{MaxNewTokens: 8, LengthBucket: 16, MaxBatchBytes: tc.budget}
+		if got := m.batchSlices(long, opts); !slices.EqualFunc(got, tc.want, slices.Equal) {
+			t.Errorf("3,000-token prompts, budget %d: slices %v, want %v", tc.budget, got, tc.want)
+		}
+	}
+}
+
+// TestGenerateInSlices: a batch generated in slices gives each row the
+// tokens and log-probs it gets in one batch (greedy), keeps per-row
+// temperatures with their rows, and samples each slice with its own seed.
+func TestGenerateInSlices(t *testing.T) {
+	m := tinyModel(t, TinyConfig(128), dtypes.Float32)
+	ctx := context.Background()
+	a, b, c := []int32{5, 6, 7, 8, 9}, []int32{5, 6, 7, 1}, []int32{3}
+	prompts := [][]int32{a, b, a, c, b, a}
+	opts := GenerateOptions{MaxNewTokens: 10, StopTokens: []int32{0}, LengthBucket: 16, SharePrompts: true}
+	whole, err := m.Generate(ctx, prompts, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.MaxBatchBytes = 1 // one distinct prompt a slice
+	sliced, err := m.Generate(ctx, prompts, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sliced.batches) < 3 {
+		t.Fatalf("decoding went through batches %v: want at least one per distinct prompt", sliced.batches)
+	}
+	for r := range prompts {
+		if !slices.Equal(whole.Tokens[r], sliced.Tokens[r]) || whole.Stopped[r] != sliced.Stopped[r] {
+			t.Fatalf("row %d: %v (stopped %v) in one batch, %v (stopped %v) in slices", r, whole.Tokens[r], whole.Stopped[r], sliced.Tokens[r], sliced.Stopped[r])
+		}
+		for j := range whole.LogProbs[r] {
+			if d := math.Abs(float64(whole.LogProbs[r][j] - sliced.LogProbs[r][j])); d > 1e-4 {
+				t.Fatalf("row %d token %d: log-prob %g in one batch, %g in slices", r, j, whole.LogProbs[r][j], sliced.LogProbs[r][j])
+			}
+		}
+	}
+
+	// Per-row temperatures follow their rows: the greedy rows of a mixed
+	// batch still match the greedy generation above.
+	opts.Temperatures = []float64{0, 1, 0, 1, 1, 0}
+	mixed, err := m.Generate(ctx, prompts, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, temp := range opts.Temperatures {
+		if temp == 0 && !slices.Equal(mixed.Tokens[r], whole.Tokens[r]) {
+			t.Fatalf("greedy row %d in a mixed, sliced batch: %v, want %v", r, mixed.Tokens[r], whole.Tokens[r])
+		}
+	}
+
+	// The same prompt sampled in four slices draws four different streams,
+	// and the same call draws them again.
+	same := [][]int32{a, a, a, a}
+	sample := GenerateOptions{MaxNewTokens: 12, Temperature: 1.5, Seed: 4, LengthBucket: 16, MaxBatchBytes: 1}
+	first, err := m.Generate(ctx, same, sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := m.Generate(ctx, same, sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range same {
+		if !slices.Equal(first.Tokens[r], again.Tokens[r]) {
+			t.Fatalf("row %d: sampled %v, then %v with the same seed", r, first.Tokens[r], again.Tokens[r])
+		}
+		for q := range r {
+			if slices.Equal(first.Tokens[r], first.Tokens[q]) {
+				t.Fatalf("slices %d and %d drew the same tokens %v", q, r, first.Tokens[r])
+			}
+		}
+	}
+}

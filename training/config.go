@@ -164,10 +164,10 @@ type GRPOConfig struct {
 	// generation batch (the prefill's attention, quadratic in the prompt
 	// length, and the KV cache): a batch that would need more is generated
 	// in slices, one after the other (qwen3.GenerateOptions.MaxBatchBytes).
-	// Default 0: 512 MiB on the CPU (Go backend), no bound on XLA; −1: no
-	// bound. The process's resident memory is about five times the bound
+	// Default 0: 2,048 MiB on the CPU (Go backend), no bound on XLA; −1: no
+	// bound. The process's resident memory is about three times the bound
 	// (BENCHMARKS.md).
-	GenerationMemoryMB int `json:"generation_memory_mb" yaml:"generation_memory_mb" help:"approximate memory (MiB) one generation batch may use, larger ones are generated in slices; 0: 512 on the CPU, unbounded on XLA; -1: unbounded"`
+	GenerationMemoryMB int `json:"generation_memory_mb" yaml:"generation_memory_mb" help:"approximate memory (MiB) one generation batch may use, larger ones are generated in slices; 0: 2048 on the CPU, unbounded on XLA; -1: unbounded"`
 
 	// ---- GRPO ----
 

@@ -92,12 +92,13 @@ func (s sampling) key() string {
 }
 
 // DefaultMaxBatchBytes is GenerateOptions.MaxBatchBytes when unset on the
-// pure-Go backend: 512 MiB. The process's resident memory comes to about
-// five times the bound (the Go collector's headroom and the backend's pool
-// of freed buffers): an evaluation over the ten training databases peaked
-// at 2.8–3.5 GB with it, and at 10.6–11.5 GB unbounded, at the same speed
-// (BENCHMARKS.md).
-const DefaultMaxBatchBytes = 512 << 20
+// pure-Go backend: 2 GiB. The notebook's preset never needs more, so it
+// runs unsliced; an evaluation over the ten training databases peaked at
+// 6.5 GB of resident memory with it instead of 10.6–11.5 GB (the process's
+// memory is about three times the bound plus the program: the Go
+// collector's headroom and the backend's pool of freed buffers). Slicing
+// costs about 8 % more CPU in the slices' decode loops (BENCHMARKS.md).
+const DefaultMaxBatchBytes = 2 << 30
 
 // Generate continues each prompt until a stop token or MaxNewTokens, all
 // prompts advancing together: one prefill over the (left-padded) prompts
@@ -210,15 +211,20 @@ func (m *Model) batchSlices(prompts [][]int32, opts GenerateOptions) [][]int {
 		}
 		groups[i] = append(groups[i], r)
 	}
+	// A slice of d distinct prompts and r rows computes BucketRows(d)
+	// prompts and BucketRows(r) caches (padding included), so slices fill
+	// up to a bucket size: none wastes work on padding but the last.
+	need := func(d, r int) int64 {
+		return int64(BucketRows(d))*scoresPerPrompt + int64(BucketRows(r))*cachePerRow
+	}
 	var parts [][]int
 	var rows []int
-	var bytes int64
+	distinct := 0
 	for _, g := range groups {
-		need := scoresPerPrompt + int64(len(g))*cachePerRow
-		if len(rows) > 0 && bytes+need > budget {
-			parts, rows, bytes = append(parts, rows), nil, 0
+		if len(rows) > 0 && need(distinct+1, len(rows)+len(g)) > budget {
+			parts, rows, distinct = append(parts, rows), nil, 0
 		}
-		rows, bytes = append(rows, g...), bytes+need
+		rows, distinct = append(rows, g...), distinct+1
 	}
 	parts = append(parts, rows)
 	for _, p := range parts {

@@ -12,28 +12,36 @@ import (
 // TestBatchSlices: the rows are cut into slices whose prefill attention
 // (four heads × prompt length² float32 tensors per distinct prompt) and KV
 // caches (2 × layers × KV heads × head size × cache length per row) fit
-// MaxBatchBytes, in order, and rows sharing a prompt stay in one slice.
+// MaxBatchBytes, counting the padding rows and prompts of BucketRows, in
+// order, and rows sharing a prompt stay in one slice.
 func TestBatchSlices(t *testing.T) {
 	m := tinyModel(t, TinyConfig(64), dtypes.Float32)
 	a, b, c := []int32{1, 2, 3}, []int32{4, 5}, []int32{6, 7, 8, 9, 10}
 	prompts := [][]int32{a, b, a, c, a, b}
 	// LengthBucket 16: prompt length 16, cache length roundUp(16+8, 16) = 32.
 	// Attention: 4 × 4 heads × 16 × 16 × 4 B = 16,384 B a prompt; cache:
-	// 2 × 2 layers × 2 KV heads × 16 × 32 × 4 B = 16,384 B a row. Group a
-	// (3 rows) needs 65,536 B, b (2 rows) 49,152 B, c (1 row) 32,768 B.
+	// 2 × 2 layers × 2 KV heads × 16 × 32 × 4 B = 16,384 B a row; both
+	// counted for BucketRows of them. Shared prompts: a (3 rows) alone
+	// needs 1 + 4 = 5 units of 16,384 B, a and b (2 prompts, 5 rows) 2 + 8 =
+	// 10, all three (3 → 4 prompts, 6 → 8 rows) 12; b alone 1 + 2 = 3, b and
+	// c (2 prompts, 3 → 4 rows) 6.
+	const unit = 16384
 	for _, tc := range []struct {
 		share  bool
 		budget int64
 		want   [][]int
 	}{
-		{true, 0, [][]int{{0, 1, 2, 3, 4, 5}}}, // the Go backend's default, 512 MiB
+		{true, 0, [][]int{{0, 1, 2, 3, 4, 5}}}, // the Go backend's default, 2 GiB
 		{true, -1, [][]int{{0, 1, 2, 3, 4, 5}}},
-		{true, 65536 + 49152 + 32768, [][]int{{0, 1, 2, 3, 4, 5}}},
-		{true, 65536 + 49152, [][]int{{0, 1, 2, 4, 5}, {3}}},
-		{true, 65536, [][]int{{0, 2, 4}, {1, 5}, {3}}},
+		{true, 12 * unit, [][]int{{0, 1, 2, 3, 4, 5}}},
+		{true, 12*unit - 1, [][]int{{0, 1, 2, 4, 5}, {3}}},
+		{true, 10*unit - 1, [][]int{{0, 2, 4}, {1, 3, 5}}},
+		{true, 5 * unit, [][]int{{0, 2, 4}, {1, 5}, {3}}},
 		{true, 1, [][]int{{0, 2, 4}, {1, 5}, {3}}}, // a slice holds at least one prompt
-		{false, 2 * 32768, [][]int{{0, 1}, {2, 3}, {4, 5}}},
-		{false, 2*32768 - 1, [][]int{{0}, {1}, {2}, {3}, {4}, {5}}},
+		// Unshared, n rows cost BucketRows(n) × 2 units: 2, 4, 8, 8, 16.
+		{false, 8 * unit, [][]int{{0, 1, 2, 3}, {4, 5}}},
+		{false, 8*unit - 1, [][]int{{0, 1}, {2, 3}, {4, 5}}},
+		{false, 4*unit - 1, [][]int{{0}, {1}, {2}, {3}, {4}, {5}}},
 	} {
 		opts := GenerateOptions{MaxNewTokens: 8, LengthBucket: 16, SharePrompts: tc.share, MaxBatchBytes: tc.budget}
 		if got := m.batchSlices(prompts, opts); !slices.EqualFunc(got, tc.want, slices.Equal) {
@@ -41,14 +49,14 @@ func TestBatchSlices(t *testing.T) {
 		}
 	}
 
-	// The Go backend's default bound, 512 MiB, holds one prompt of 3,000
-	// tokens (4 × 4 heads × 3,008² × 4 B = 579 MB of attention) a slice; no
-	// bound holds them all.
+	// The Go backend's default bound, 2 GiB, holds two prompts of 3,000
+	// tokens (4 × 4 heads × 3,008² × 4 B = 579 MB of attention each; three
+	// are computed as four); no bound holds them all.
 	long := [][]int32{make([]int32, 3000), make([]int32, 2990), make([]int32, 5)}
 	for _, tc := range []struct {
 		budget int64
 		want   [][]int
-	}{{0, [][]int{{0}, {1}, {2}}}, {-1, [][]int{{0, 1, 2}}}} {
+	}{{0, [][]int{{0, 1}, {2}}}, {-1, [][]int{{0, 1, 2}}}} {
 		opts := GenerateOptions{MaxNewTokens: 8, LengthBucket: 16, MaxBatchBytes: tc.budget}
 		if got := m.batchSlices(long, opts); !slices.EqualFunc(got, tc.want, slices.Equal) {
 			t.Errorf("3,000-token prompts, budget %d: slices %v, want %v", tc.budget, got, tc.want)

@@ -195,20 +195,11 @@ func (c *Session) call(ctx context.Context, msg protocol.Envelope) (*wsReply, er
 		return nil, err
 	}
 	if err := c.conn.Write(ctx, websocket.MessageText, b); err != nil {
-		return nil, c.lost(ctx, err)
+		return nil, c.refused(ctx, err)
 	}
 	select {
 	case b := <-c.replies:
-		var r wsReply
-		if err := json.Unmarshal(b, &r); err != nil {
-			return nil, fmt.Errorf("sqlenv client: bad message from %s: %w", c.addr, err)
-		}
-		if r.Type == "error" {
-			var m struct{ Data map[string]any }
-			json.Unmarshal(b, &m) // again, for the fields beyond code and message
-			return nil, protocol.ErrorFromJSON(m.Data, 0)
-		}
-		return &r, nil
+		return c.decode(b)
 	case <-c.done:
 		return nil, c.lost(ctx, c.readErr)
 	case <-ctx.Done():
@@ -218,6 +209,43 @@ func (c *Session) call(ctx context.Context, msg protocol.Envelope) (*wsReply, er
 		<-c.done
 		return nil, ctx.Err()
 	}
+}
+
+// decode reads one server message: a reply, or the server's error.
+func (c *Session) decode(b []byte) (*wsReply, error) {
+	var r wsReply
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("sqlenv client: bad message from %s: %w", c.addr, err)
+	}
+	if r.Type == "error" {
+		var m struct{ Data map[string]any }
+		json.Unmarshal(b, &m) // again, for the fields beyond code and message
+		return nil, protocol.ErrorFromJSON(m.Data, 0)
+	}
+	return &r, nil
+}
+
+// refused explains a write that failed: a server that refuses a session
+// (CAPACITY_REACHED) sends its error and closes, and a write that comes
+// after the close fails with nothing but "use of closed network
+// connection". The read loop has the server's reason, so it is waited for
+// (the connection is closed, so it ends at once) and its error message or
+// close reason is returned instead.
+func (c *Session) refused(ctx context.Context, writeErr error) error {
+	c.closed = true
+	c.conn.CloseNow()
+	<-c.done
+	select {
+	case b := <-c.replies:
+		if _, err := c.decode(b); err != nil {
+			return err
+		}
+	default:
+	}
+	if _, ok := errors.AsType[websocket.CloseError](c.readErr); ok {
+		return c.lost(ctx, c.readErr)
+	}
+	return c.lost(ctx, writeErr)
 }
 
 // lost explains a broken connection and marks the client closed.

@@ -181,36 +181,16 @@ func (m *Model) batchSlices(prompts [][]int32, opts GenerateOptions) [][]int {
 	if budget <= 0 {
 		budget = math.MaxInt64
 	}
-	bucket := opts.LengthBucket
-	if bucket <= 0 {
-		bucket = 64
-	}
-	longest := 0
-	for _, p := range prompts {
-		longest = max(longest, len(p))
-	}
-	plen := int64(roundUp(longest, bucket))
-	smax := int64(roundUp(int(plen)+opts.MaxNewTokens, bucket))
+	plen, smax := generationLengths(prompts, opts)
 	cfg := m.Config
 	// The prefill holds about four score-sized float32 tensors at once.
-	scoresPerPrompt := 4 * int64(cfg.NumAttentionHeads) * plen * plen * 4
-	cachePerRow := 2 * int64(cfg.NumHiddenLayers*cfg.NumKeyValueHeads*cfg.HeadDim) * smax * int64(m.DType.Size())
+	scoresPerPrompt := 4 * int64(cfg.NumAttentionHeads) * int64(plen) * int64(plen) * 4
+	cachePerRow := 2 * int64(cfg.NumHiddenLayers*cfg.NumKeyValueHeads*cfg.HeadDim) * int64(smax) * int64(m.DType.Size())
 	// Rows of the same prompt form a group: one prefill, one cache per row.
-	var groups [][]int
-	index := map[string]int{}
-	for r, p := range prompts {
-		if !opts.SharePrompts {
-			groups = append(groups, []int{r})
-			continue
-		}
-		key := string(promptKey(p))
-		i, ok := index[key]
-		if !ok {
-			i = len(groups)
-			index[key] = i
-			groups = append(groups, nil)
-		}
-		groups[i] = append(groups[i], r)
+	unique, sourceOf := distinctPrompts(prompts, len(prompts), opts.SharePrompts)
+	groups := make([][]int, len(unique))
+	for r, u := range sourceOf {
+		groups[u] = append(groups[u], r)
 	}
 	// A slice of d distinct prompts and r rows computes BucketRows(d)
 	// prompts and BucketRows(r) caches (padding included), so slices fill
@@ -234,12 +214,24 @@ func (m *Model) batchSlices(prompts [][]int32, opts GenerateOptions) [][]int {
 	return parts
 }
 
-// generate is Generate for one batch.
-func (m *Model) generate(ctx context.Context, prompts [][]int32, opts GenerateOptions) (*Generation, error) {
+// generationLengths are the prompt length and the KV-cache length of a
+// batch: its longest prompt, and that plus MaxNewTokens, each rounded up to
+// LengthBucket (default 64).
+func generationLengths(prompts [][]int32, opts GenerateOptions) (plen, smax int) {
 	bucket := opts.LengthBucket
 	if bucket <= 0 {
 		bucket = 64
 	}
+	longest := 0
+	for _, p := range prompts {
+		longest = max(longest, len(p))
+	}
+	plen = roundUp(longest, bucket)
+	return plen, roundUp(plen+opts.MaxNewTokens, bucket)
+}
+
+// generate is Generate for one batch.
+func (m *Model) generate(ctx context.Context, prompts [][]int32, opts GenerateOptions) (*Generation, error) {
 	s := sampling{temperature: opts.Temperature, topK: opts.TopK, topP: opts.TopP, keepLogits: opts.keepLogits, perRow: opts.Temperatures != nil}
 	if s.topP >= 1 {
 		s.topP = 0
@@ -251,12 +243,7 @@ func (m *Model) generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 	// Shapes: batch rounded up (BucketRows), prompt and cache lengths to the bucket.
 	rows := len(prompts)
 	bsz := BucketRows(rows)
-	longest := 0
-	for _, p := range prompts {
-		longest = max(longest, len(p))
-	}
-	plen := roundUp(longest, bucket)
-	smax := roundUp(plen+opts.MaxNewTokens, bucket)
+	plen, smax := generationLengths(prompts, opts)
 	// The prefill runs over the distinct prompts (all of them without
 	// SharePrompts); sourceOf maps each of the bsz rows to its prompt.
 	distinct, sourceOf := distinctPrompts(prompts, bsz, opts.SharePrompts)

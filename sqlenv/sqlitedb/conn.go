@@ -413,7 +413,9 @@ func (c *conn) interrupt(why error) {
 // start marks a query as running: interrupted after timeout (> 0) or when
 // ctx is done, even before it starts stepping (the stop flag that
 // gs_progress reads holds until the next start). finish must be called when
-// it is over; it returns why the query was interrupted, or nil.
+// it is over; it returns why the query was interrupted (the caller's
+// context's error when that context has ended, even if the timer fired
+// first), or nil.
 func (c *conn) start(ctx context.Context, timeout time.Duration) (finish func() error) {
 	c.mu.Lock()
 	c.running, c.stopped = true, nil
@@ -434,6 +436,12 @@ func (c *conn) start(ctx context.Context, timeout time.Duration) (finish func() 
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.running = false
+		if c.stopped == errTimedOut && ctx.Err() != nil {
+			// The caller's context ended too: on a starved machine its
+			// callback can run after the timer's; the caller's reason is
+			// the one it asked for.
+			return ctx.Err()
+		}
 		return c.stopped
 	}
 }

@@ -414,12 +414,6 @@ func (d *DB) run(ctx context.Context, sqlText string, timeout time.Duration) (*R
 	}
 	overSteps := c.guard.over_steps != 0
 	if stopped := finish(); stopped != nil && err != nil && sqliteCode(err) == sqliteInterrupt {
-		if errors.Is(stopped, errTimedOut) && ctx.Err() != nil {
-			// The caller's context ended too: on a starved machine its
-			// cancellation callback can run after the timer; the caller's
-			// reason is the one it asked for.
-			return nil, ctx.Err()
-		}
 		return nil, stopped
 	}
 	if overSteps && err != nil && sqliteCode(err) == sqliteInterrupt {

@@ -18,6 +18,10 @@ type TrainerState struct {
 	GlobalStep int        `json:"global_step"`
 	Stage      string     `json:"stage"`
 	Config     GRPOConfig `json:"config"`
+	// SamplesDigest fingerprints the samples a supervised stage (SFT,
+	// pre-training) trains on (samplesDigest); empty for GRPO, which
+	// draws its own, and in checkpoints written before it existed.
+	SamplesDigest string `json:"samples_digest,omitempty"`
 }
 
 // checkpointDir is output_dir/checkpoint-<step>.
@@ -62,15 +66,15 @@ func latestCheckpoint(outputDir string) (string, TrainerState, error) {
 // the optimizer moments and trainer_state.json to
 // output_dir/checkpoint-<step>, and returns that directory.
 func (t *GRPOTrainer) SaveCheckpoint() (string, error) {
-	return saveCheckpoint(t.Learner, t.Config, "grpo", t.TokenizerDir)
+	return saveCheckpoint(t.Learner, t.Config, "grpo", t.TokenizerDir, "")
 }
 
-func saveCheckpoint(l *Learner, cfg GRPOConfig, stage, tokenizerDir string) (string, error) {
+func saveCheckpoint(l *Learner, cfg GRPOConfig, stage, tokenizerDir, samplesDigest string) (string, error) {
 	dir := checkpointDir(cfg.OutputDir, l.Steps)
 	if err := l.Save(dir, l.Model.DType, tokenizerDir); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
-	state, err := json.MarshalIndent(TrainerState{GlobalStep: l.Steps, Stage: stage, Config: cfg.Redacted()}, "", "  ")
+	state, err := json.MarshalIndent(TrainerState{GlobalStep: l.Steps, Stage: stage, Config: cfg.Redacted(), SamplesDigest: samplesDigest}, "", "  ")
 	if err != nil {
 		return "", err
 	}

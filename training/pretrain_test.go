@@ -189,7 +189,7 @@ func TestPretrainSavesLoadableBase(t *testing.T) {
 // checkpoint and ends with the model of an uninterrupted run — the same
 // float32 weights, bit for bit: the same batches, learning rates and
 // optimizer state, computed by the same programs. Run with other settings,
-// it refuses the checkpoint.
+// or on other questions, it refuses the checkpoint.
 func TestPretrainResumesToTheSameModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a tiny model three times")
@@ -199,6 +199,7 @@ func TestPretrainResumesToTheSameModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	data := PretrainData{Instances: 1, PerInstance: 5, Seed: 3}
 	run := func(out string, stopAt int, change ...func(*GRPOConfig)) (*Pipeline, PretrainResult, error) {
 		cfg := tinyPipelineConfig(out)
 		cfg.QuestionsPath, cfg.EvalQuestionsPath, cfg.DBDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
@@ -212,7 +213,7 @@ func TestPretrainResumesToTheSameModel(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { p.Close() })
-		if p.Pretrain, err = p.PretrainQuestions(ctx, PretrainData{Instances: 1, PerInstance: 5, Seed: 3}); err != nil {
+		if p.Pretrain, err = p.PretrainQuestions(ctx, data); err != nil {
 			t.Fatal(err)
 		}
 		if err := p.LoadModel(ctx); err != nil {
@@ -244,6 +245,13 @@ func TestPretrainResumesToTheSameModel(t *testing.T) {
 	if _, _, err := run(out, -1, func(c *GRPOConfig) { c.SFTLearningRate /= 2 }); err == nil || !strings.Contains(err.Error(), "sft_learning_rate") {
 		t.Fatalf("resuming with another learning rate: %v", err)
 	}
+	// So do other pre-training questions under the same settings (as when
+	// the code that chooses them changes between two runs of a command).
+	data.PerInstance = 4
+	if _, _, err := run(out, -1); err == nil || !strings.Contains(err.Error(), "other samples") || !strings.Contains(err.Error(), "checkpoint-3") {
+		t.Fatalf("resuming on other questions: %v", err)
+	}
+	data.PerInstance = 5
 	resumed, res2, err := run(out, -1)
 	if err != nil || filepath.Base(res2.ResumedFrom) != "checkpoint-3" || res2.Steps != res.Steps {
 		t.Fatalf("resumed run: %+v, %v", res2, err)

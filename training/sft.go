@@ -2,6 +2,9 @@ package training
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -94,6 +97,8 @@ type SFTTrainer struct {
 	// Evaluate, when set, runs every eval_steps steps and at the end; its
 	// metrics join that step's in the log (as GRPOTrainer.Evaluate).
 	Evaluate func(ctx context.Context) (Metrics, error)
+
+	digest string // samplesDigest(Samples), computed once
 }
 
 // NewSFTTrainer prepares supervised warm-up with the config's SFT settings.
@@ -192,7 +197,7 @@ func (t *SFTTrainer) stage() string {
 // checkpoint saves output_dir/checkpoint-<step> and, with
 // KeepLastCheckpoint, removes the stage's earlier ones.
 func (t *SFTTrainer) checkpoint() (string, error) {
-	dir, err := saveCheckpoint(t.Learner, t.Config, t.stage(), t.TokenizerDir)
+	dir, err := saveCheckpoint(t.Learner, t.Config, t.stage(), t.TokenizerDir, t.samplesDigest())
 	if err != nil || !t.KeepLastCheckpoint {
 		return dir, err
 	}
@@ -215,8 +220,10 @@ func (t *SFTTrainer) checkpoint() (string, error) {
 // and the step count; the batches that follow are those an uninterrupted
 // run would take. It returns the checkpoint used, or "" when there is none.
 // A checkpoint whose settings differ from the trainer's (samples per step,
-// learning rate, epochs, seed) is refused: continuing it would make a model
-// that neither run describes.
+// learning rate, epochs, seed), or that was trained on other samples (other
+// questions, another tokenizer, or code that builds them differently, told
+// by TrainerState.SamplesDigest), is refused: continuing it would make a
+// model that neither run describes.
 func (t *SFTTrainer) Resume() (string, error) {
 	dir, st, err := latestCheckpoint(t.Config.OutputDir)
 	if err != nil || dir == "" {
@@ -231,7 +238,30 @@ func (t *SFTTrainer) Resume() (string, error) {
 			"use the same settings, or another output directory", dir, a.SFTBatchSize, a.SFTLearningRate, a.SFTEpochs, a.Seed,
 			b.SFTBatchSize, b.SFTLearningRate, b.SFTEpochs, b.Seed)
 	}
+	if st.SamplesDigest != "" && st.SamplesDigest != t.samplesDigest() {
+		return "", fmt.Errorf("resume: %s was trained on other samples than this run's %d (samples digest %.12s, now %.12s): "+
+			"the questions, the tokenizer or the code that turns them into samples changed; use another output directory", dir, len(t.Samples), st.SamplesDigest, t.samplesDigest())
+	}
 	return dir, loadCheckpoint(t.Learner, dir)
+}
+
+// samplesDigest returns the hex SHA-256 of the trainer's samples in order:
+// each sample's token ids and loss mask.
+func (t *SFTTrainer) samplesDigest() string {
+	if t.digest == "" {
+		h := sha256.New()
+		var buf []byte
+		for _, s := range t.Samples {
+			buf = binary.LittleEndian.AppendUint32(buf[:0], uint32(len(s.IDs)))
+			for i, id := range s.IDs {
+				buf = binary.LittleEndian.AppendUint32(buf, uint32(id))
+				buf = binary.LittleEndian.AppendUint32(buf, uint32(s.Mask[i]))
+			}
+			h.Write(buf)
+		}
+		t.digest = hex.EncodeToString(h.Sum(nil))
+	}
+	return t.digest
 }
 
 // NLLStepResult is what one supervised step measured.

@@ -72,7 +72,7 @@ type options struct {
 // Defaults of the shipped model (provenance.json records what was used).
 const (
 	defaultInstances    = 160
-	defaultPerInstance  = 0
+	defaultPerInstance  = 150
 	defaultEpochs       = 1
 	defaultBatchSize    = 16
 	defaultLearningRate = 2e-3

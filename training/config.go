@@ -317,6 +317,14 @@ type GRPOConfig struct {
 	// SFTGradientAccumulationSteps splits each warm-up step into this many
 	// micro-batches (less memory, same result). Default 1.
 	SFTGradientAccumulationSteps int `json:"sft_gradient_accumulation_steps" yaml:"sft_gradient_accumulation_steps" help:"micro-batches per warm-up optimizer step"`
+	// SFTLengthGroupBatches, when above 1, sorts each run of this many
+	// batches of an epoch's shuffle by sample length before cutting it into
+	// batches (as transformers' group_by_length does with 50), so that a
+	// batch holds turns of similar length and is padded less; the batches
+	// are then played in a shuffled order. On the tiny preset's turns, 4
+	// pads a batch to 1.17× its tokens instead of 1.59× (BENCHMARKS.md).
+	// Default 0: plain shuffled batches.
+	SFTLengthGroupBatches int `json:"sft_length_group_batches" yaml:"sft_length_group_batches" help:"sort runs of this many warm-up batches by sample length, so that batches pad less (0: plain shuffle)"`
 }
 
 // DefaultGRPOConfig returns the defaults documented on each field.
@@ -593,6 +601,7 @@ func (c *GRPOConfig) checkSFT(v *checker) {
 		v.atLeast("sft_gradient_accumulation_steps", c.SFTGradientAccumulationSteps, 1)
 	}
 	v.atLeast("sft_max_questions", c.SFTMaxQuestions, 0)
+	v.atLeast("sft_length_group_batches", c.SFTLengthGroupBatches, 0)
 }
 
 // EnvPrefix starts the environment variables read by ApplyEnv.

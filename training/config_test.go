@@ -305,6 +305,7 @@ func TestGRPOConfigValidate(t *testing.T) {
 		{"sft_max_questions", func(c *GRPOConfig) { c.SFTMaxQuestions = -1 }, "sft_max_questions = -1: must be at least 0"},
 		{"sft_batch_size", func(c *GRPOConfig) { c.SFTBatchSize = 0 }, "sft_batch_size = 0: must be at least 1"},
 		{"sft_gradient_accumulation_steps", func(c *GRPOConfig) { c.SFTGradientAccumulationSteps = 0 }, "sft_gradient_accumulation_steps = 0: must be at least 1"},
+		{"sft_length_group_batches", func(c *GRPOConfig) { c.SFTLengthGroupBatches = -1 }, "sft_length_group_batches = -1: must be at least 0"},
 		{"heldout_fraction", func(c *GRPOConfig) { c.HeldoutFraction = 1 }, "heldout_fraction = 1: must be in [0, 1)"},
 		{"eval_samples", func(c *GRPOConfig) { c.EvalSamples = -1 }, "eval_samples = -1: must be at least 0"},
 		{"grpo_max_questions", func(c *GRPOConfig) { c.GRPOMaxQuestions = -2 }, "grpo_max_questions = -2: must be at least 0"},

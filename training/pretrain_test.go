@@ -187,7 +187,7 @@ func TestPretrainSavesLoadableBase(t *testing.T) {
 // TestPretrainResumesToTheSameModel: a pre-training interrupted after a few
 // steps (a checkpoint is saved) and run again continues from its latest
 // checkpoint and ends with the model of an uninterrupted run — the same
-// float32 weights, bit for bit: the same batches, learning rates and
+// float32 weights, bit for bit: the same batches (grouped by length), learning rates and
 // optimizer state, computed by the same programs. Run with other settings,
 // or on other questions, it refuses the checkpoint.
 func TestPretrainResumesToTheSameModel(t *testing.T) {
@@ -205,6 +205,7 @@ func TestPretrainResumesToTheSameModel(t *testing.T) {
 		cfg.QuestionsPath, cfg.EvalQuestionsPath, cfg.DBDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
 		cfg.TrainDatabases, cfg.DifficultyFilter = []string{"university"}, []string{"easy"}
 		cfg.SFTEpochs, cfg.SFTBatchSize, cfg.SaveSteps = 2, 4, 2
+		cfg.SFTLengthGroupBatches = 2 // resumes the same length-grouped batches
 		for _, c := range change {
 			c(&cfg)
 		}
@@ -244,6 +245,9 @@ func TestPretrainResumesToTheSameModel(t *testing.T) {
 	// Other settings refuse the checkpoint instead of continuing it.
 	if _, _, err := run(out, -1, func(c *GRPOConfig) { c.SFTLearningRate /= 2 }); err == nil || !strings.Contains(err.Error(), "sft_learning_rate") {
 		t.Fatalf("resuming with another learning rate: %v", err)
+	}
+	if _, _, err := run(out, -1, func(c *GRPOConfig) { c.SFTLengthGroupBatches = 0 }); err == nil || !strings.Contains(err.Error(), "sft_length_group_batches") {
+		t.Fatalf("resuming with other batches: %v", err)
 	}
 	// So do other pre-training questions under the same settings (as when
 	// the code that chooses them changes between two runs of a command).

@@ -1,6 +1,7 @@
 package training
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -11,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/gomlx/compute/dtypes"
 	. "github.com/gomlx/gomlx/core/graph"
@@ -118,13 +120,39 @@ func (t *SFTTrainer) batchSize() int {
 	return max(1, t.Config.SFTBatchSize)
 }
 
+// epochOrder returns the batches of an epoch, as indices into Samples: a
+// shuffle seeded by the seed and the epoch (so that a resumed run plays the
+// same batches), cut into batches of batchSize — after sorting each run of
+// sft_length_group_batches batches by sample length, when that is above 1,
+// and then shuffling the batches.
+func (t *SFTTrainer) epochOrder(epoch int) [][]int {
+	r := rand.New(rand.NewPCG(uint64(t.Config.Seed), uint64(1000+epoch)))
+	order := r.Perm(len(t.Samples))
+	bs, group := t.batchSize(), t.Config.SFTLengthGroupBatches
+	if group > 1 {
+		for start := 0; start < len(order); start += group * bs {
+			run := order[start:min(start+group*bs, len(order))]
+			slices.SortStableFunc(run, func(a, b int) int { return cmp.Compare(len(t.Samples[a].IDs), len(t.Samples[b].IDs)) })
+		}
+	}
+	var batches [][]int
+	for start := 0; start < len(order); start += bs {
+		batches = append(batches, order[start:min(start+bs, len(order))])
+	}
+	if group > 1 {
+		r.Shuffle(len(batches), func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
+	}
+	return batches
+}
+
 // TotalSteps is the number of optimizer steps of Train.
 func (t *SFTTrainer) TotalSteps() int {
 	per := (len(t.Samples) + t.batchSize() - 1) / t.batchSize()
 	return per * max(1, t.Config.SFTEpochs)
 }
 
-// Train runs sft_epochs over the samples (seeded shuffles), with a linear
+// Train runs sft_epochs over the samples (epochOrder: seeded shuffles, by
+// length under sft_length_group_batches), with a linear
 // learning-rate decay from sft_learning_rate, logging NLL per step.
 func (t *SFTTrainer) Train(ctx context.Context) error {
 	total := t.TotalSteps()
@@ -132,6 +160,8 @@ func (t *SFTTrainer) Train(ctx context.Context) error {
 	per := (len(t.Samples) + bs - 1) / bs
 	var epochLoss float64
 	var epochSteps int
+	var order [][]int // the batches of epoch orderEpoch
+	orderEpoch := -1
 	for s := t.Learner.Steps; s < total; s++ {
 		if err := ctx.Err(); err != nil {
 			if _, serr := t.checkpoint(); serr != nil {
@@ -141,10 +171,12 @@ func (t *SFTTrainer) Train(ctx context.Context) error {
 		}
 		start := now()
 		epoch, within := s/per, s%per
-		order := rand.New(rand.NewPCG(uint64(t.Config.Seed), uint64(1000+epoch))).Perm(len(t.Samples))
+		if epoch != orderEpoch {
+			order, orderEpoch = t.epochOrder(epoch), epoch
+		}
 		batch := make([]Sample, 0, bs)
-		for k := within * bs; k < min((within+1)*bs, len(order)); k++ {
-			batch = append(batch, t.Samples[order[k]])
+		for _, i := range order[within] {
+			batch = append(batch, t.Samples[i])
 		}
 		lr := optim.LinearSchedule(t.Config.SFTLearningRate, s, 0, total)
 		step, err := t.Learner.NLLStep(batch, t.Config.SFTGradientAccumulationSteps, t.Config.LengthBucket, lr)
@@ -233,10 +265,12 @@ func (t *SFTTrainer) Resume() (string, error) {
 		return "", fmt.Errorf("resume: %s is a %s checkpoint, not %s", dir, st.Stage, t.stage())
 	}
 	a, b := st.Config, t.Config
-	if a.SFTBatchSize != b.SFTBatchSize || a.SFTLearningRate != b.SFTLearningRate || a.SFTEpochs != b.SFTEpochs || a.Seed != b.Seed {
-		return "", fmt.Errorf("resume: %s was trained with sft_batch_size %d, sft_learning_rate %g, sft_epochs %d, seed %d; this run asks for %d, %g, %d, %d: "+
-			"use the same settings, or another output directory", dir, a.SFTBatchSize, a.SFTLearningRate, a.SFTEpochs, a.Seed,
-			b.SFTBatchSize, b.SFTLearningRate, b.SFTEpochs, b.Seed)
+	if a.SFTBatchSize != b.SFTBatchSize || a.SFTLearningRate != b.SFTLearningRate || a.SFTEpochs != b.SFTEpochs || a.Seed != b.Seed ||
+		a.SFTLengthGroupBatches != b.SFTLengthGroupBatches {
+		return "", fmt.Errorf("resume: %s was trained with sft_batch_size %d, sft_learning_rate %g, sft_epochs %d, seed %d, sft_length_group_batches %d; "+
+			"this run asks for %d, %g, %d, %d, %d: use the same settings, or another output directory", dir,
+			a.SFTBatchSize, a.SFTLearningRate, a.SFTEpochs, a.Seed, a.SFTLengthGroupBatches,
+			b.SFTBatchSize, b.SFTLearningRate, b.SFTEpochs, b.Seed, b.SFTLengthGroupBatches)
 	}
 	if st.SamplesDigest != "" && st.SamplesDigest != t.samplesDigest() {
 		return "", fmt.Errorf("resume: %s was trained on other samples than this run's %d (samples digest %.12s, now %.12s): "+

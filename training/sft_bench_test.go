@@ -2,7 +2,7 @@ package training
 
 import (
 	"context"
-	"math/rand/v2"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -12,12 +12,15 @@ import (
 
 // BenchmarkNLLStep times one supervised step (forward, backward, AdamW) of
 // the shipped tiny base model on 16 oracle turns of the notebook preset's
-// training questions, drawn as SFT draws them (a seeded shuffle of all
-// turns): the step of the SFT warm-up and of pre-training, so that a
-// machine's pre-training time can be told before starting one
-// (training/tinybase/model/README.md gives its number of steps).
+// training questions, in an epoch's batches as SFT draws them — a seeded
+// shuffle of all turns (shuffled), or with runs of 4 batches sorted by
+// length (length_groups_4, sft_length_group_batches 4): the step of the SFT
+// warm-up and of pre-training, so that a machine's pre-training time can be
+// told before starting one (training/tinybase/model/README.md gives its
+// number of steps). The graph of each padded length is compiled before
+// the timing.
 //
-//	GOEXPERIMENT=simd go test ./training -run '^$' -bench NLLStep -benchtime 20x
+//	GOEXPERIMENT=simd go test ./training -run '^$' -bench NLLStep -benchtime 40x
 func BenchmarkNLLStep(b *testing.B) {
 	ctx := context.Background()
 	cfg := DefaultGRPOConfig()
@@ -41,22 +44,43 @@ func BenchmarkNLLStep(b *testing.B) {
 		b.Fatal(err)
 	}
 	const batchSize = 16 // the pretrain command's -batch_size
-	order := rand.New(rand.NewPCG(1, 1000)).Perm(len(samples))
-	l := NewLearner(p.Model, optim.AdamWConfig{MaxGradNorm: 1})
-	step := func(s int) {
-		batch := make([]Sample, 0, batchSize)
-		for k := s * batchSize % len(order); len(batch) < batchSize; k = (k + 1) % len(order) {
-			batch = append(batch, samples[order[k]])
+	for _, group := range []int{0, 4} {
+		name := "shuffled"
+		if group > 0 {
+			name = fmt.Sprintf("length_groups_%d", group)
 		}
-		if _, err := l.NLLStep(batch, 1, cfg.LengthBucket, 1e-4); err != nil {
-			b.Fatal(err)
-		}
+		b.Run(name, func(b *testing.B) {
+			c := cfg
+			c.SFTBatchSize, c.SFTLengthGroupBatches = batchSize, group
+			batches := (&SFTTrainer{Config: c, Samples: samples}).epochOrder(0)
+			l := NewLearner(p.Model, optim.AdamWConfig{MaxGradNorm: 1})
+			step := func(s int) {
+				var batch []Sample
+				for _, i := range batches[s%len(batches)] {
+					batch = append(batch, samples[i])
+				}
+				if _, err := l.NLLStep(batch, 1, cfg.LengthBucket, 1e-4); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// Compile the graph of each padded length the timed steps meet.
+			compiled := map[int]bool{}
+			for s := range min(b.N+1, len(batches)) {
+				longest := 0
+				for _, i := range batches[s] {
+					longest = max(longest, len(samples[i].IDs))
+				}
+				if bucket := (longest + cfg.LengthBucket - 1) / cfg.LengthBucket; !compiled[bucket] {
+					compiled[bucket] = true
+					step(s)
+				}
+			}
+			s := 0
+			for b.Loop() {
+				step(s)
+				s++
+			}
+			b.ReportMetric(float64(batchSize*b.N)/b.Elapsed().Seconds(), "samples/s")
+		})
 	}
-	step(0) // compiles the graphs
-	s := 1
-	for b.Loop() {
-		step(s)
-		s++
-	}
-	b.ReportMetric(float64(batchSize*b.N)/b.Elapsed().Seconds(), "samples/s")
 }

@@ -75,6 +75,9 @@ type Provenance struct {
 	LearningRate float64 `json:"learning_rate"`
 	BatchSize    int     `json:"batch_size"`
 	Seed         int64   `json:"seed"`
+	// LengthGroupBatches is the runs of batches sorted by sample length
+	// together (sft_length_group_batches; 0: plain shuffled batches).
+	LengthGroupBatches int `json:"length_group_batches"`
 	// Parameters is the model's parameter count.
 	Parameters int64 `json:"parameters"`
 	// FinalLoss is the mean token NLL of the last epoch.

@@ -67,17 +67,21 @@ type options struct {
 	seed                         int64
 	loss                         string
 	heads, evalSteps             int
+	lengthGroupBatches           int
 }
 
 // Defaults of the shipped model (provenance.json records what was used).
 const (
-	defaultInstances    = 160
-	defaultPerInstance  = 150
-	defaultEpochs       = 1
-	defaultBatchSize    = 16
-	defaultLearningRate = 2e-3
-	defaultSaveSteps    = 200
-	defaultEvalSteps    = 1000
+	defaultInstances   = 160
+	defaultPerInstance = 150
+	// defaultLengthGroupBatches: batches of similar length pad less (a step
+	// 0.71× as long, BENCHMARKS.md), so that the base is made in one sitting.
+	defaultLengthGroupBatches = 4
+	defaultEpochs             = 1
+	defaultBatchSize          = 16
+	defaultLearningRate       = 2e-3
+	defaultSaveSteps          = 200
+	defaultEvalSteps          = 1000
 	// heldoutGenerated and maxEvalQuestions size the evaluations: 60
 	// generated held-out questions besides the file's 10, and at most 70
 	// questions per split, so that one standard error is at most 6 points.
@@ -92,6 +96,7 @@ func parse(args []string) (options, error) {
 	fs.StringVar(&o.workDir, "work_dir", "", "checkpoints, generated databases and vocabulary (default: a folder of the user's cache named by the settings; the same command resumes from it)")
 	fs.IntVar(&o.instances, "instances", defaultInstances, "redrawn instances of each database")
 	fs.IntVar(&o.perInstance, "per_instance", defaultPerInstance, "questions taken from each instance of a database (0: all)")
+	fs.IntVar(&o.lengthGroupBatches, "length_group_batches", defaultLengthGroupBatches, "sort runs of this many batches by sample length, so that batches pad less (0: plain shuffle; sft_length_group_batches)")
 	fs.IntVar(&o.epochs, "epochs", defaultEpochs, "passes over the pre-training samples")
 	fs.IntVar(&o.batchSize, "batch_size", defaultBatchSize, "samples (oracle turns) per optimizer step")
 	fs.IntVar(&o.saveSteps, "save_steps", defaultSaveSteps, "optimizer steps between checkpoints (the latest is kept)")
@@ -128,6 +133,9 @@ func parse(args []string) (options, error) {
 	if o.loss != string(training.PretrainOnText) && o.loss != string(training.PretrainOnActions) {
 		return o, fmt.Errorf("-loss %q: want %s or %s", o.loss, training.PretrainOnText, training.PretrainOnActions)
 	}
+	if o.lengthGroupBatches < 0 {
+		return o, fmt.Errorf("-length_group_batches %d: want 0 or more", o.lengthGroupBatches)
+	}
 	if o.instances < 1 || o.epochs < 1 || o.batchSize < 1 || o.saveSteps < 1 || !(o.learningRate > 0) || o.perInstance < 0 {
 		return o, fmt.Errorf("-instances %d, -epochs %d, -batch_size %d, -save_steps %d, -learning_rate %g: all must be positive (-per_instance %d: at least 0)",
 			o.instances, o.epochs, o.batchSize, o.saveSteps, o.learningRate, o.perInstance)
@@ -142,7 +150,7 @@ func defaultWorkDir(o options) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("no user cache directory (give -work_dir): %w", err)
 	}
-	key := fmt.Sprintf("%v %d %d %d %d %g %d %s %d", o.databases, o.instances, o.perInstance, o.epochs, o.batchSize, o.learningRate, o.seed, o.loss, o.heads)
+	key := fmt.Sprintf("%v %d %d %d %d %g %d %s %d %d", o.databases, o.instances, o.perInstance, o.epochs, o.batchSize, o.learningRate, o.seed, o.loss, o.heads, o.lengthGroupBatches)
 	sum := sha256.Sum256([]byte(key))
 	return filepath.Join(base, "gosqlenv", "pretrain-"+hex.EncodeToString(sum[:6])), nil
 }
@@ -217,7 +225,7 @@ func run(ctx context.Context, args []string) error {
 		Databases: o.databases, Difficulties: cfg.DifficultyFilter,
 		Instances: o.instances, PerInstance: o.perInstance, Loss: o.loss,
 		Questions: res.Questions, Samples: res.Samples,
-		Epochs: o.epochs, LearningRate: o.learningRate, BatchSize: o.batchSize, Seed: o.seed,
+		Epochs: o.epochs, LearningRate: o.learningRate, BatchSize: o.batchSize, Seed: o.seed, LengthGroupBatches: o.lengthGroupBatches,
 		FinalLoss: res.FinalLoss,
 		Excluded: fmt.Sprintf("every question of the bundled dataset (version %s) and the first %d generated held-out questions of each training database (heldout_generated), by gold SQL and text; the evaluation databases entirely",
 			bundled.Version, training.HeldoutReserve),
@@ -264,6 +272,7 @@ func Config(o options, paths bundled.Paths) training.GRPOConfig {
 	cfg.QuestionsPath, cfg.EvalQuestionsPath, cfg.DBDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
 	cfg.OutputDir, cfg.Seed = o.workDir, o.seed
 	cfg.SFTEpochs, cfg.SFTBatchSize, cfg.SFTLearningRate = o.epochs, o.batchSize, o.learningRate
+	cfg.SFTLengthGroupBatches = o.lengthGroupBatches
 	cfg.SaveSteps, cfg.EvalSteps = o.saveSteps, o.evalSteps
 	cfg.HeldoutGenerated, cfg.MaxEvalQuestions = heldoutGenerated, maxEvalQuestions
 	cfg.TrainGenerated = 0 // pre-training has its own questions (PretrainQuestions)
@@ -273,8 +282,8 @@ func Config(o options, paths bundled.Paths) training.GRPOConfig {
 // commandLine is the command that rebuilds the model with every setting
 // spelled out, so that it means the same when the defaults change.
 func commandLine(o options) string {
-	return fmt.Sprintf("GOEXPERIMENT=simd go run ./training/cmd/pretrain -databases %s -instances %d -per_instance %d -loss %s -heads %d -epochs %d -batch_size %d -learning_rate %g -seed %d -output_dir %s",
-		strings.Join(o.databases, ","), o.instances, o.perInstance, o.loss, o.heads, o.epochs, o.batchSize, o.learningRate, o.seed, o.outputDir)
+	return fmt.Sprintf("GOEXPERIMENT=simd go run ./training/cmd/pretrain -databases %s -instances %d -per_instance %d -loss %s -heads %d -epochs %d -batch_size %d -learning_rate %g -length_group_batches %d -seed %d -output_dir %s",
+		strings.Join(o.databases, ","), o.instances, o.perInstance, o.loss, o.heads, o.epochs, o.batchSize, o.learningRate, o.lengthGroupBatches, o.seed, o.outputDir)
 }
 
 func gitCommit() string {

@@ -12,7 +12,7 @@ import (
 func TestParse(t *testing.T) {
 	o, err := parse(nil)
 	if err != nil || o.epochs != defaultEpochs || o.batchSize != defaultBatchSize || o.learningRate != defaultLearningRate ||
-		o.instances != defaultInstances || o.perInstance != defaultPerInstance || o.loss != "actions" || o.heads != training.TinyPretrainHeads || o.outputDir != "training/tinybase/model" ||
+		o.instances != defaultInstances || o.perInstance != defaultPerInstance || o.lengthGroupBatches != defaultLengthGroupBatches || o.loss != "actions" || o.heads != training.TinyPretrainHeads || o.outputDir != "training/tinybase/model" ||
 		!slices.Equal(o.databases, []string{"university"}) {
 		t.Fatalf("defaults: %+v, %v", o, err)
 	}
@@ -22,7 +22,7 @@ func TestParse(t *testing.T) {
 		cfg.EvalSteps != defaultEvalSteps || cfg.HeldoutGenerated != 60 || cfg.MaxEvalQuestions != 70 {
 		t.Fatalf("config %+v", cfg)
 	}
-	for _, bad := range [][]string{{"-epochs", "0"}, {"-learning_rate", "-1"}, {"-batch_size", "0"}, {"-instances", "0"}, {"-save_steps", "0"}, {"-per_instance", "-1"}, {"-databases", "cinema"}, {"-loss", "everything"}, {"-heads", "0"}, {"-eval_steps", "-1"}, {"extra"}} {
+	for _, bad := range [][]string{{"-epochs", "0"}, {"-learning_rate", "-1"}, {"-batch_size", "0"}, {"-instances", "0"}, {"-save_steps", "0"}, {"-per_instance", "-1"}, {"-databases", "cinema"}, {"-loss", "everything"}, {"-heads", "0"}, {"-eval_steps", "-1"}, {"-length_group_batches", "-1"}, {"extra"}} {
 		if _, err := parse(bad); err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(bad[0], "-")) {
 			t.Errorf("%v: %v", bad, err)
 		}
@@ -42,6 +42,11 @@ func TestParse(t *testing.T) {
 		t.Fatalf("-heads 4: %+v", h)
 	} else if dh, _ := defaultWorkDir(h); dh == mustWorkDir(t, a) {
 		t.Fatal("-heads does not change the work directory")
+	}
+	if g, _ := parse([]string{"-instances", "3", "-length_group_batches", "2"}); Config(g, bundled.PathsIn("/tmp/d")).SFTLengthGroupBatches != 2 {
+		t.Fatalf("-length_group_batches 2: %+v", g)
+	} else if dg, _ := defaultWorkDir(g); dg == mustWorkDir(t, a) || !strings.Contains(commandLine(g), "-length_group_batches 2 ") {
+		t.Fatalf("-length_group_batches: work directory %s, command %s", dg, commandLine(g))
 	}
 	da, err := defaultWorkDir(a)
 	if err != nil {

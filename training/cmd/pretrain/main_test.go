@@ -43,9 +43,9 @@ func TestParse(t *testing.T) {
 	} else if dh, _ := defaultWorkDir(h); dh == mustWorkDir(t, a) {
 		t.Fatal("-heads does not change the work directory")
 	}
-	if g, _ := parse([]string{"-instances", "3", "-length_group_batches", "4"}); Config(g, bundled.PathsIn("/tmp/d")).SFTLengthGroupBatches != 4 {
-		t.Fatalf("-length_group_batches 4: %+v", g)
-	} else if dg, _ := defaultWorkDir(g); dg == mustWorkDir(t, a) || !strings.Contains(commandLine(g), "-length_group_batches 4 ") {
+	if g, _ := parse([]string{"-instances", "3", "-length_group_batches", "2"}); Config(g, bundled.PathsIn("/tmp/d")).SFTLengthGroupBatches != 2 {
+		t.Fatalf("-length_group_batches 2: %+v", g)
+	} else if dg, _ := defaultWorkDir(g); dg == mustWorkDir(t, a) || !strings.Contains(commandLine(g), "-length_group_batches 2 ") {
 		t.Fatalf("-length_group_batches: work directory %s, command %s", dg, commandLine(g))
 	}
 	da, err := defaultWorkDir(a)

@@ -81,8 +81,7 @@ func TinyScratchPreset(cfg *GRPOConfig) {
 // (train_generated); the held-out split is the file's 10 and 60 generated
 // ones (heldout_generated), so that with the 70 questions of the unseen
 // databases every split has one standard error of at most ~6 points. SFT
-// imitates the oracle on all 192 training questions for 2 epochs, in
-// batches grouped by length (sft_length_group_batches 4); GRPO plays
+// imitates the oracle on all 192 training questions for 2 epochs; GRPO plays
 // 80 steps of 2 of them × 8 episodes, each question at most once. Measured
 // over 3 seeds in BENCHMARKS.md ("Learning on the CPU").
 func TinyPreset(cfg *GRPOConfig) {
@@ -92,7 +91,4 @@ func TinyPreset(cfg *GRPOConfig) {
 	cfg.ModelName, cfg.MaxNewTokens = TinyBaseModelName, 96
 	cfg.TrainGenerated, cfg.HeldoutGenerated, cfg.MaxEvalQuestions, cfg.EvalSamples = 150, 60, 70, 4
 	cfg.SFTEpochs, cfg.GRPOMaxQuestions = 2, 0
-	// Batches of turns of similar length pad less: SFT's steps take about
-	// 0.8× the time (BENCHMARKS.md, "Splits that sample every template").
-	cfg.SFTLengthGroupBatches = 4
 }

@@ -70,11 +70,11 @@ func RunsTable(runs []Run) string {
 			continue
 		}
 		m, se := training.MeanStdErr(g)
-		means = append(means, fmt.Sprintf("%s %+.1f ± %.1f", split, 100*m, 100*se))
+		means = append(means, fmt.Sprintf("%s %+.1f ± %.1f (%d runs)", split, 100*m, 100*se, len(g)))
 	}
 	if len(means) > 0 {
-		fmt.Fprintf(&b, "\nGRPO − SFT in sampled success, mean over the %d runs ± its standard error between runs (points): %s.\n",
-			len(runs), strings.Join(means, "; "))
+		fmt.Fprintf(&b, "\nGRPO − SFT in sampled success, mean over the runs that have both ± its standard error between runs (points): %s.\n",
+			strings.Join(means, "; "))
 	}
 	return b.String()
 }

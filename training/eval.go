@@ -242,7 +242,8 @@ func PairedDifference(a, b SplitResult) (diff, se float64, n int, ok bool) {
 	if len(ds) < 2 {
 		return 0, 0, len(ds), false
 	}
-	return mean(ds), math.Sqrt(variance(ds) / float64(len(ds))), len(ds), true
+	diff, se = MeanStdErr(ds)
+	return diff, se, len(ds), true
 }
 
 // Table renders the summary as aligned text: one row per split and policy

@@ -44,4 +44,13 @@ func variance(x []float64) float64 {
 	return s / float64(len(x)-1)
 }
 
+// MeanStdErr returns the mean of x and its standard error, the unbiased
+// sample standard deviation over √n (0 for fewer than 2 values).
+func MeanStdErr(x []float64) (m, se float64) {
+	if len(x) == 0 {
+		return 0, 0
+	}
+	return mean(x), math.Sqrt(variance(x) / float64(len(x)))
+}
+
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

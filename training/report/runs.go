@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/gosqlenv/gosqlenv/training"
@@ -70,20 +69,12 @@ func RunsTable(runs []Run) string {
 		if len(g) < 2 {
 			continue
 		}
-		var sum, sq float64
-		for _, x := range g {
-			sum += x
-		}
-		m := sum / float64(len(g))
-		for _, x := range g {
-			sq += (x - m) * (x - m)
-		}
-		se := math.Sqrt(sq / float64(len(g)-1) / float64(len(g)))
-		means = append(means, fmt.Sprintf("%s %+.1f ± %.1f", split, 100*m, 100*se))
+		m, se := training.MeanStdErr(g)
+		means = append(means, fmt.Sprintf("%s %+.1f ± %.1f (%d runs)", split, 100*m, 100*se, len(g)))
 	}
 	if len(means) > 0 {
-		fmt.Fprintf(&b, "\nGRPO − SFT in sampled success, mean over the %d runs ± its standard error between runs (points): %s.\n",
-			len(runs), strings.Join(means, "; "))
+		fmt.Fprintf(&b, "\nGRPO − SFT in sampled success, mean over the runs that have both ± its standard error between runs (points): %s.\n",
+			strings.Join(means, "; "))
 	}
 	return b.String()
 }

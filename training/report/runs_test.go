@@ -39,7 +39,7 @@ func TestRunsTable(t *testing.T) {
 | seed 1 | heldout_questions | 0.0 / 1.0 ± 1.0 % | — | 60.0 / 50.0 ± 5.0 % | 60.0 / 50.0 ± 5.0 % | +0.0 = +0.0 s.e. |
 | seed 2 | train | 0.0 / 0.0 ± 0.0 % | 50.0 / 40.0 ± 5.0 % | 80.0 / 70.0 ± 3.0 % | 80.0 / 74.0 ± 4.0 % | +4.0 = +0.8 s.e. |
 
-GRPO − SFT in sampled success, mean over the 2 runs ± its standard error between runs (points): train +8.3 ± 4.2.
+GRPO − SFT in sampled success, mean over the runs that have both ± its standard error between runs (points): train +8.3 ± 4.2 (2 runs).
 `
 	if got != want {
 		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
@@ -65,5 +65,5 @@ func ExampleRunsTable() {
 	// | seed 1 | heldout_questions | — | — | 50.0 / 50.0 ± 3.0 % | 60.0 / 60.0 ± 4.0 % | +10.0 = +2.0 s.e. |
 	// | seed 2 | heldout_questions | — | — | 50.0 / 50.0 ± 3.0 % | 50.0 / 50.0 ± 4.0 % | +0.0 = +0.0 s.e. |
 	//
-	// GRPO − SFT in sampled success, mean over the 2 runs ± its standard error between runs (points): heldout_questions +5.0 ± 5.0.
+	// GRPO − SFT in sampled success, mean over the runs that have both ± its standard error between runs (points): heldout_questions +5.0 ± 5.0 (2 runs).
 }

@@ -29,7 +29,7 @@ func TestTable(t *testing.T) {
 	for _, want := range []string{
 		"| s1 | heldout_questions | — | — | 50.0 / 50.0 ± 3.0 % | 60.0 / 60.0 ± 3.0 % | +10.0 = +2.4 s.e. |",
 		"| s2 | heldout_questions | — | — | 50.0 / 50.0 ± 3.0 % | 70.0 / 70.0 ± 3.0 % | +20.0 = +4.7 s.e. |",
-		"heldout_questions +15.0 ± 5.0",
+		"heldout_questions +15.0 ± 5.0 (2 runs)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in:\n%s", want, out)

@@ -42,12 +42,15 @@ func (d *Databases) Get(name string) (*sqlitedb.DB, error) { return d.catalog.Ge
 // Close closes every open database.
 func (d *Databases) Close() error { return d.catalog.Close() }
 
-// goldFor runs (once per question) the gold SQL of q and keeps its rows.
+// goldFor runs (once per question) the gold SQL of q and keeps its rows. It
+// runs without the wall-clock timeout (QueryUntimed): its outcome is kept
+// for the process's life, so it must not depend on how busy the machine was
+// at that moment; MaxSteps still bounds it.
 func (d *Databases) goldFor(ctx context.Context, db *sqlitedb.DB, q *dataset.QuestionRecord) (*goldEntry, error) {
 	v, _ := d.gold.LoadOrStore(q.QuestionID+"\x00"+q.GoldSQL, &goldEntry{})
 	e := v.(*goldEntry)
 	e.once.Do(func() {
-		res, err := db.Query(ctx, q.GoldSQL)
+		res, err := db.QueryUntimed(ctx, q.GoldSQL)
 		if err != nil {
 			e.err = fmt.Errorf("question %s: gold SQL fails on database %s: %w", q.QuestionID, q.DatabaseName, err)
 			return

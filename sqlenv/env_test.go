@@ -175,6 +175,36 @@ func TestQueryTimeout(t *testing.T) {
 	}
 }
 
+// TestGoldIgnoresTheWallClock: the gold SQL of a question runs without the
+// agent's wall-clock timeout, so a process starved past it (a busy machine,
+// a paused kernel) still starts the question's episodes; the failure was
+// also kept for the process's life, so every later episode of the question
+// failed too. The agent's own query of the same SQL still times out.
+func TestGoldIgnoresTheWallClock(t *testing.T) {
+	f := newFixture(t)
+	const slow = "SELECT count(*) FROM customer WHERE id <= (WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM n WHERE x < 300000) SELECT max(x) FROM n)"
+	g, err := sqlitedb.Open(sqlitedb.Path(f.dir, "shop"), sqlitedb.Limits{Timeout: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	q, err := dataset.Enrich(context.Background(), g, dataset.RawRecord{Question: "How many customers are there?", DBID: "shop", Query: slow}, dataset.Train, 99)
+	if err != nil {
+		t.Fatalf("Enrich of a gold query slower than the database's timeout: %v", err)
+	}
+	if q.GoldAnswer != "32" {
+		t.Fatalf("gold answer %q, want 32", q.GoldAnswer)
+	}
+	e := f.env(t, Config{Questions: []dataset.QuestionRecord{q}, Limits: sqlitedb.Limits{Timeout: time.Millisecond}})
+	reset(t, e, q.QuestionID)
+	if obs := step(t, e, Query, slow); !strings.HasPrefix(obs.Error, "query timed out after 1ms") {
+		t.Fatalf("the agent's query of the gold SQL: %+v, want a timeout", obs)
+	}
+	if obs := step(t, e, Answer, "32"); !obs.Done || obs.Reward <= 0 {
+		t.Fatalf("answering the gold answer: %+v", obs)
+	}
+}
+
 func TestSelectOneScoresExactly0025(t *testing.T) {
 	f := newFixture(t)
 	e := f.env(t, Config{})

@@ -29,7 +29,9 @@ import (
 // training sample: the prompt exactly as a rollout would render it (same
 // system prompt, history window and chat template) followed by the oracle's
 // action as canonical text and the end-of-turn token. Only those action
-// tokens are trained on (assistant-only loss): multi-turn warm-up data.
+// tokens are trained on (assistant-only loss): multi-turn warm-up data. An
+// oracle step that gets an error observation (its query timed out on a
+// starved machine) is an error, not a demonstration.
 func (r *Roller) OracleSamples(ctx context.Context, questions []dataset.QuestionRecord) ([]Sample, error) {
 	oracle := sqlenv.NewOraclePolicy(questions)
 	var out []Sample
@@ -67,6 +69,13 @@ func (r *Roller) OracleSamples(ctx context.Context, questions []dataset.Question
 			if obs, err = env.Step(ctx, a); err != nil {
 				env.Close()
 				return nil, fmt.Errorf("sft: step %s: %w", q.QuestionID, err)
+			}
+			if obs.Error != "" {
+				// A demonstration must not teach answering past an error
+				// (a query starved past its timeout on a busy machine):
+				// the samples would differ from run to run.
+				env.Close()
+				return nil, fmt.Errorf("sft: the oracle's %s on %s got an error, so its demonstration would be wrong: %s", a.ActionType, q.QuestionID, obs.Error)
 			}
 			history = append(history, tokenizer.Message{Role: "assistant", Content: text},
 				tokenizer.Message{Role: "user", Content: FormatObservation(obs, r.cfg.MaxResultChars)})

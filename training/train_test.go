@@ -6,12 +6,15 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/gobackend"
 	"github.com/gosqlenv/gosqlenv/sqlenv"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
+	"github.com/gosqlenv/gosqlenv/sqlenv/sqlitedb"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
 )
 
@@ -166,6 +169,34 @@ func TestGRPODeterministic(t *testing.T) {
 		if a[k] != b[k] && !(math.IsNaN(a[k]) && math.IsNaN(b[k])) {
 			t.Errorf("%s: %v vs %v", k, a[k], b[k])
 		}
+	}
+}
+
+// TestOracleSamplesRefuseErrors: an oracle step that gets an error (here
+// its gold query, slower than the environment's timeout, as on a starved
+// machine) fails OracleSamples by name instead of leaving a demonstration
+// that answers past an error in the samples.
+func TestOracleSamplesRefuseErrors(t *testing.T) {
+	_, _, roller, _, _ := tinySetup(t, t.TempDir())
+	qs, dbs := bundledTrain(t)
+	db, err := dbs.Get(qs[0].DatabaseName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow := dataset.RawRecord{Question: "Count to 300000.", DBID: qs[0].DatabaseName,
+		Query: "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM n WHERE x < 300000) SELECT count(*) FROM n"}
+	q, err := dataset.Enrich(context.Background(), db, slow, dataset.Train, 999)
+	if err != nil {
+		t.Fatal(err)
+	}
+	timed := sqlenv.OpenDatabases(dbs.Dir(), sqlitedb.Limits{Timeout: time.Millisecond})
+	defer timed.Close()
+	roller.newEnv = func() (sqlenv.Env, error) {
+		return sqlenv.New(sqlenv.Config{Questions: []dataset.QuestionRecord{q}, Databases: timed, StepBudget: 5})
+	}
+	_, err = roller.OracleSamples(context.Background(), []dataset.QuestionRecord{q})
+	if err == nil || !strings.Contains(err.Error(), "QUERY on "+q.QuestionID+" got an error") || !strings.Contains(err.Error(), "timed out") {
+		t.Fatalf("OracleSamples with a step that times out: err = %v", err)
 	}
 }
 

@@ -26,8 +26,9 @@ var (
 	ErrNullAnswer = errors.New("gold SQL returns only NULL")
 )
 
-// Enrich turns a raw question into a record: it runs the gold SQL on db to
-// compute the gold answer and its type, finds the tables it reads (from the
+// Enrich turns a raw question into a record: it runs the gold SQL on db
+// (without its wall-clock timeout: sqlitedb.DB.QueryUntimed) to compute the
+// gold answer and its type, finds the tables it reads (from the
 // query plan, so aliases, subqueries and views are handled) and grades the
 // difficulty by their number. Tables are those SQLite actually reads: a
 // LEFT JOIN the optimiser drops does not count, and a self-join counts once. index numbers the question within its
@@ -40,7 +41,7 @@ func Enrich(ctx context.Context, db *sqlitedb.DB, r RawRecord, split Split, inde
 		GoldSQL:      strings.TrimSpace(r.Query),
 		Split:        split,
 	}
-	res, err := db.Query(ctx, q.GoldSQL)
+	res, err := db.QueryUntimed(ctx, q.GoldSQL)
 	if err != nil {
 		return q, fmt.Errorf("%w: %v", ErrGoldFails, err)
 	}

@@ -36,7 +36,8 @@ import (
 
 // Limits bound what one query may cost.
 type Limits struct {
-	// Timeout interrupts a query that runs longer (default 5 s).
+	// Timeout interrupts a query that runs longer (default 5 s); QueryUntimed
+	// has none.
 	Timeout time.Duration
 	// MaxSteps is the work one query may do, in instructions of SQLite's
 	// virtual machine (default DefaultMaxSteps; -1: not limited). Unlike
@@ -363,18 +364,34 @@ var ErrTooMuchWork = errors.New("query stopped")
 // timeout an error wrapping ErrTimeout, and SQLite's own errors (syntax, no
 // such column, …) come back with SQLite's message.
 func (d *DB) Query(ctx context.Context, sqlText string) (*Result, error) {
+	return d.query(ctx, sqlText, d.limits.Timeout)
+}
+
+// QueryUntimed runs one read-only statement as Query does, under the same
+// guards and limits except the wall-clock Timeout: only MaxSteps, which is
+// the same on every machine, the memory and result limits, and ctx bound
+// it. It is for SQL the caller trusts and whose outcome must not depend on
+// how busy the machine is: a dataset's gold queries. Under Query, a gold
+// query that a starved or paused process cannot finish in 5 s fails, and
+// with it a dataset build or every later episode of that question.
+func (d *DB) QueryUntimed(ctx context.Context, sqlText string) (*Result, error) {
+	return d.query(ctx, sqlText, 0)
+}
+
+// query is Query with a wall-clock timeout (0: none).
+func (d *DB) query(ctx context.Context, sqlText string, timeout time.Duration) (*Result, error) {
 	if len(sqlText) > d.limits.MaxSQLLength {
 		return nil, rejectf("query is too long (%d bytes; the limit is %d)", len(sqlText), d.limits.MaxSQLLength)
 	}
 	if err := checkStatementText(sqlText); err != nil {
 		return nil, err
 	}
-	res, err := d.run(ctx, sqlText, d.limits.Timeout)
+	res, err := d.run(ctx, sqlText, timeout)
 	switch {
 	case err == nil:
 		return res, nil
 	case errors.Is(err, errTimedOut):
-		return nil, fmt.Errorf("%w after %v: simplify the query or add a LIMIT", ErrTimeout, d.limits.Timeout)
+		return nil, fmt.Errorf("%w after %v: simplify the query or add a LIMIT", ErrTimeout, timeout)
 	case errors.Is(err, errTooMuchWork):
 		return nil, fmt.Errorf("%w: it needs more than %d million steps of SQLite's work (about %.0f s); filter, aggregate or add a LIMIT",
 			ErrTooMuchWork, d.limits.MaxSteps/1_000_000, float64(d.limits.MaxSteps)/stepsPerSecond)

@@ -179,6 +179,37 @@ func TestQueryTimeoutInterruptsSQLite(t *testing.T) {
 	}
 }
 
+// TestQueryUntimed: QueryUntimed runs a query that Query stops at the
+// wall-clock Timeout, while the limits that do not depend on the machine's
+// load (MaxSteps) and the caller's context still stop it.
+func TestQueryUntimed(t *testing.T) {
+	// About 0.1 s of one core and 3 million steps: 100 times the timeout.
+	const slow = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM n WHERE x < 300000) SELECT count(*) FROM n"
+	const endless = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM n) SELECT count(*) FROM n"
+	ctx := context.Background()
+	d, _ := openTest(t, Limits{Timeout: time.Millisecond, MaxSteps: 10_000_000})
+	if _, err := d.Query(ctx, slow); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("Query: err = %v, want ErrTimeout", err)
+	}
+	res, err := d.QueryUntimed(ctx, slow)
+	if err != nil || len(res.Rows) != 1 || res.Rows[0][0] != int64(300000) {
+		t.Fatalf("QueryUntimed: %v, %v; want one row of 300000", res, err)
+	}
+	if _, err := d.QueryUntimed(ctx, endless); !errors.Is(err, ErrTooMuchWork) {
+		t.Fatalf("QueryUntimed of an endless query: err = %v, want ErrTooMuchWork", err)
+	}
+	unbounded, _ := openTest(t, Limits{Timeout: time.Millisecond, MaxSteps: -1})
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, err := unbounded.QueryUntimed(short, endless); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("QueryUntimed past the context's deadline: err = %v, want context.DeadlineExceeded", err)
+	}
+	// Refusals are the same as Query's.
+	if _, err := d.QueryUntimed(ctx, "DELETE FROM customer"); err == nil || !strings.Contains(err.Error(), "only SELECT") {
+		t.Fatalf("QueryUntimed of a DELETE: err = %v, want a refusal", err)
+	}
+}
+
 func TestQueryCancelled(t *testing.T) {
 	d, _ := openTest(t, Limits{})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -53,7 +53,7 @@ func newSource(ctx context.Context, db *sqlitedb.DB, t *tmpl, id int, r *rand.Ra
 		s.cands = []params{{}}
 		return s, nil
 	}
-	res, err := db.Query(ctx, t.pick)
+	res, err := db.QueryUntimed(ctx, t.pick)
 	if err != nil {
 		return nil, fmt.Errorf("parameter query %q: %w", t.pick, err)
 	}
@@ -197,7 +197,7 @@ func (q *questioner) draw(ctx context.Context, s *source, index int) (dataset.Qu
 // check runs the gold SQL and returns why its answer is unusable, or "".
 // A gold SQL that fails is a template bug and an error.
 func (q *questioner) check(ctx context.Context, t *tmpl, gold string, p params) (string, error) {
-	res, err := q.db.Query(ctx, gold)
+	res, err := q.db.QueryUntimed(ctx, gold)
 	if err != nil {
 		return "", fmt.Errorf("gold SQL %q: %w", gold, err)
 	}
@@ -224,7 +224,7 @@ func (q *questioner) check(ctx context.Context, t *tmpl, gold string, p params) 
 	if err != nil {
 		return "", err
 	}
-	keys, err := q.db.Query(ctx, tie)
+	keys, err := q.db.QueryUntimed(ctx, tie)
 	if err != nil {
 		return "", fmt.Errorf("tie SQL %q: %w", tie, err)
 	}

@@ -1,11 +1,15 @@
 package training
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/gomlx/core/tensors"
@@ -29,36 +33,41 @@ func checkpointDir(outputDir string, step int) string {
 	return filepath.Join(outputDir, fmt.Sprintf("checkpoint-%d", step))
 }
 
-// latestCheckpoint returns the checkpoint-<step> directory of outputDir
-// with the highest step that holds a trainer_state.json, and its state; ""
-// when there is none.
+// latestCheckpoint returns the complete checkpoint-<step> directory of
+// outputDir with the highest step, and its state; "" when there is none. A
+// checkpoint is complete when its trainer_state.json, which a save writes
+// last, reads: a save cut short (the process killed while writing) leaves a
+// directory without one, or with one that does not parse, and is passed
+// over for the checkpoint before it, which a run keeps until the next one is
+// complete.
 func latestCheckpoint(outputDir string) (string, TrainerState, error) {
-	var st TrainerState
-	dirs, err := filepath.Glob(filepath.Join(outputDir, "checkpoint-*"))
-	if err != nil {
-		return "", st, err
+	entries, err := os.ReadDir(outputDir)
+	if err != nil && !os.IsNotExist(err) {
+		return "", TrainerState{}, err
 	}
-	best, bestStep := "", -1
-	for _, d := range dirs {
-		var step int
-		if _, err := fmt.Sscanf(filepath.Base(d), "checkpoint-%d", &step); err != nil || step <= bestStep {
+	type candidate struct {
+		dir  string
+		step int
+	}
+	var cands []candidate
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), "checkpoint-")
+		if n, err := strconv.Atoi(rest); e.IsDir() && ok && err == nil {
+			cands = append(cands, candidate{filepath.Join(outputDir, e.Name()), n})
+		}
+	}
+	slices.SortFunc(cands, func(a, b candidate) int { return cmp.Compare(b.step, a.step) })
+	for _, c := range cands {
+		data, err := os.ReadFile(filepath.Join(c.dir, "trainer_state.json"))
+		if err != nil {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join(d, "trainer_state.json")); err == nil {
-			best, bestStep = d, step
+		var st TrainerState
+		if json.Unmarshal(data, &st) == nil {
+			return c.dir, st, nil
 		}
 	}
-	if best == "" {
-		return "", st, nil
-	}
-	data, err := os.ReadFile(filepath.Join(best, "trainer_state.json"))
-	if err != nil {
-		return "", st, err
-	}
-	if err := json.Unmarshal(data, &st); err != nil {
-		return "", st, fmt.Errorf("resume: %s: %w", best, err)
-	}
-	return best, st, nil
+	return "", TrainerState{}, nil
 }
 
 // SaveCheckpoint writes the model (Hugging Face safetensors + config.json,
@@ -78,7 +87,13 @@ func saveCheckpoint(l *Learner, cfg GRPOConfig, stage, tokenizerDir, samplesDige
 	if err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "trainer_state.json"), state, 0o644); err != nil {
+	// Written last, and whole (renamed into place): its presence marks the
+	// checkpoint complete (latestCheckpoint).
+	tmp := filepath.Join(dir, "trainer_state.json.partial")
+	if err := os.WriteFile(tmp, state, 0o644); err != nil {
+		return "", fmt.Errorf("checkpoint: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, "trainer_state.json")); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
 	return dir, nil

@@ -195,8 +195,17 @@ func TestLatestCheckpointAndReset(t *testing.T) {
 	if _, err := LatestCheckpoint(dir); err == nil || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("empty dir: %v", err)
 	}
-	for _, d := range []string{"checkpoint-9", "checkpoint-12", "checkpoint-x", "sft/checkpoint-3", "tokenizer"} {
+	// Complete checkpoints have a trainer_state.json that reads; saves cut
+	// short leave none (checkpoint-15) or a truncated one (checkpoint-14).
+	for d, state := range map[string]string{"checkpoint-9": "{}", "checkpoint-12": `{"global_step": 12}`, "checkpoint-14": `{"global_st`,
+		"checkpoint-15": "", "checkpoint-x": "{}", "sft/checkpoint-3": "{}", "sft/checkpoint-5": "", "tokenizer": ""} {
 		os.MkdirAll(filepath.Join(dir, d), 0o755)
+		if state != "" {
+			os.WriteFile(filepath.Join(dir, d, "trainer_state.json"), []byte(state), 0o644)
+		}
+	}
+	if _, err := LatestCheckpoint(filepath.Join(dir, "tokenizer")); err == nil || !strings.Contains(err.Error(), "no complete checkpoint") {
+		t.Fatalf("a directory without complete checkpoints: %v", err)
 	}
 	for _, f := range []string{MetricsFile, EvalSummaryFile, "eval_random.json", "notes.txt"} {
 		os.WriteFile(filepath.Join(dir, f), []byte("{}"), 0o644)

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 )
 
 // ResetOutputs removes what an earlier run left in a run's output
@@ -33,25 +31,16 @@ func ResetOutputs(dir string) error {
 	return nil
 }
 
-// LatestCheckpoint returns the checkpoint-N directory of dir with the
-// largest N; the error names dir when there is none.
+// LatestCheckpoint returns the complete checkpoint-N directory of dir with
+// the largest N (one whose save was cut short is passed over); the error
+// names dir when there is none.
 func LatestCheckpoint(dir string) (string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil && !os.IsNotExist(err) {
+	best, _, err := latestCheckpoint(dir)
+	if err != nil {
 		return "", err
 	}
-	best, bestStep := "", -1
-	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), "checkpoint-")
-		if !e.IsDir() || !ok {
-			continue
-		}
-		if n, err := strconv.Atoi(rest); err == nil && n > bestStep {
-			best, bestStep = filepath.Join(dir, e.Name()), n
-		}
-	}
 	if best == "" {
-		return "", fmt.Errorf("no checkpoint-N directory in %s: run the training first", dir)
+		return "", fmt.Errorf("no complete checkpoint-N directory in %s: run the training first", dir)
 	}
 	return best, nil
 }

@@ -3,6 +3,8 @@ package training
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -189,7 +191,8 @@ func TestPretrainSavesLoadableBase(t *testing.T) {
 // checkpoint and ends with the model of an uninterrupted run — the same
 // float32 weights, bit for bit: the same batches (grouped by length), learning rates and
 // optimizer state, computed by the same programs. Run with other settings,
-// or on other questions, it refuses the checkpoint.
+// or on other questions, it refuses the checkpoint; checkpoints whose save
+// was cut short are passed over.
 func TestPretrainResumesToTheSameModel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a tiny model three times")
@@ -241,6 +244,19 @@ func TestPretrainResumesToTheSameModel(t *testing.T) {
 	out := t.TempDir()
 	if _, _, err := run(out, 3); !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted run: %v", err)
+	}
+	// Saves cut short by a killed process, after checkpoint-3: one without
+	// its trainer_state.json, one with it truncated. Resuming passes over
+	// them.
+	for step, state := range map[int]string{4: `{"global_step": 4, "sta`, 5: ""} {
+		dir := filepath.Join(out, "pretrain", fmt.Sprintf("checkpoint-%d", step))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, "model.safetensors"), []byte("partial"), 0o644)
+		if state != "" {
+			os.WriteFile(filepath.Join(dir, "trainer_state.json"), []byte(state), 0o644)
+		}
 	}
 	// Other settings refuse the checkpoint instead of continuing it.
 	if _, _, err := run(out, -1, func(c *GRPOConfig) { c.SFTLearningRate /= 2 }); err == nil || !strings.Contains(err.Error(), "sft_learning_rate") {

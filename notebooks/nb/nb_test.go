@@ -9,7 +9,9 @@ import (
 )
 
 // TrainedConfig picks the model the training notebook trained last: GRPO's
-// latest checkpoint, else SFT's, else the preset's model.
+// latest complete checkpoint, else SFT's, else the preset's model. A
+// checkpoint whose save was cut short (no trainer_state.json: the kernel
+// was interrupted while writing it) is passed over.
 func TestTrainedConfigFindsTheLatestModel(t *testing.T) {
 	t.Setenv("GONB_DIR", t.TempDir())
 	cfg, err := TrainedConfig()
@@ -17,17 +19,25 @@ func TestTrainedConfigFindsTheLatestModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	preset := cfg.ModelName
-	sft := filepath.Join(cfg.OutputDir, "sft", "checkpoint-12")
-	if err := os.MkdirAll(sft, 0o755); err != nil {
-		t.Fatal(err)
+	checkpoint := func(dir string, complete bool) string {
+		t.Helper()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if complete {
+			if err := os.WriteFile(filepath.Join(dir, "trainer_state.json"), []byte(`{"global_step": 1}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
 	}
+	checkpoint(filepath.Join(cfg.OutputDir, "checkpoint-1"), false)
+	sft := checkpoint(filepath.Join(cfg.OutputDir, "sft", "checkpoint-12"), true)
 	if cfg, _ = TrainedConfig(); cfg.ModelName != sft {
 		t.Fatalf("with an SFT checkpoint: model %s, want %s (preset %s)", cfg.ModelName, sft, preset)
 	}
-	grpo := filepath.Join(cfg.OutputDir, "checkpoint-3")
-	if err := os.MkdirAll(grpo, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	grpo := checkpoint(filepath.Join(cfg.OutputDir, "checkpoint-3"), true)
+	checkpoint(filepath.Join(cfg.OutputDir, "checkpoint-4"), false)
 	if cfg, _ = TrainedConfig(); cfg.ModelName != grpo {
 		t.Fatalf("with GRPO and SFT checkpoints: model %s, want %s", cfg.ModelName, grpo)
 	}

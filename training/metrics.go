@@ -108,6 +108,46 @@ func (l *RunLog) Flush() error {
 	return nil
 }
 
+// Rewind drops the records of steps after step from the log file, for a
+// run that continues from the checkpoint of that step: what a killed run
+// logged past its last checkpoint is logged again as the steps are redone,
+// so the file ends as an uninterrupted run's would. A last line cut short
+// by the kill is dropped too. A missing file is nothing to rewind.
+func (l *RunLog) Rewind(step int) error {
+	data, err := os.ReadFile(l.path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("run log: %w", err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	var kept strings.Builder
+	for i, line := range lines {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var m Metrics
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			if i == len(lines)-1 && !strings.HasSuffix(line, "\n") {
+				break // the write the kill cut short
+			}
+			return fmt.Errorf("run log: %s line %d: %w", l.path, i+1, err)
+		}
+		if int(m["step"]) <= step {
+			kept.WriteString(line)
+		}
+	}
+	tmp := l.path + ".partial"
+	if err := os.WriteFile(tmp, []byte(kept.String()), 0o644); err != nil {
+		return fmt.Errorf("run log: %w", err)
+	}
+	if err := os.Rename(tmp, l.path); err != nil {
+		return fmt.Errorf("run log: %w", err)
+	}
+	return nil
+}
+
 // progressLine renders "\r step 3/25 [=====>     ] reward 0.412 …": the
 // rollout figures for GRPO steps, the epoch for supervised ones.
 func progressLine(m Metrics, total int) string {

@@ -280,7 +280,8 @@ type PretrainResult struct {
 // GRPO in the log (eval/<split>/greedy_success and constants_copied). It
 // continues from the latest checkpoint there, if any,
 // exactly where that run stopped: a pre-training cut into several runs
-// ends with the same model as one uninterrupted run. The pipeline must have
+// ends with the same model, and the same log (RunLog.Rewind), as one
+// uninterrupted run. The pipeline must have
 // been opened with Pretrain set to the same questions before its model was
 // loaded (the environment and the tiny vocabulary include them).
 func (p *Pipeline) RunPretrain(ctx context.Context, log *RunLog) (PretrainResult, error) {
@@ -304,6 +305,11 @@ func (p *Pipeline) RunPretrain(ctx context.Context, log *RunLog) (PretrainResult
 	res := PretrainResult{Questions: len(p.Pretrain), Samples: samples, Steps: tr.TotalSteps()}
 	if res.ResumedFrom, err = tr.Resume(); err != nil {
 		return res, err
+	}
+	if res.ResumedFrom != "" {
+		if err := log.Rewind(tr.Learner.Steps); err != nil {
+			return res, err
+		}
 	}
 	if err := tr.Train(ctx); err != nil {
 		return res, err

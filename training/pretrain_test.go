@@ -223,7 +223,7 @@ func TestPretrainResumesToTheSameModel(t *testing.T) {
 		if err := p.LoadModel(ctx); err != nil {
 			t.Fatal(err)
 		}
-		log, err := NewRunLog(t.TempDir(), 1, nil)
+		log, err := NewRunLog(filepath.Join(out, "log"), 1, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +237,8 @@ func TestPretrainResumesToTheSameModel(t *testing.T) {
 		res, err := p.RunPretrain(runCtx, log)
 		return p, res, err
 	}
-	whole, res, err := run(t.TempDir(), -1)
+	wholeOut := t.TempDir()
+	whole, res, err := run(wholeOut, -1)
 	if err != nil || res.ResumedFrom != "" || res.Steps < 6 {
 		t.Fatalf("uninterrupted run: %+v, %v", res, err)
 	}
@@ -247,7 +248,15 @@ func TestPretrainResumesToTheSameModel(t *testing.T) {
 	}
 	// Saves cut short by a killed process, after checkpoint-3: one without
 	// its trainer_state.json, one with it truncated. Resuming passes over
-	// them.
+	// them. The killed process had also logged step 4 and begun step 5's
+	// line: resuming drops them from the log, and logs step 4 again.
+	logPath := filepath.Join(out, "log", MetricsFile)
+	f, err := os.OpenFile(logPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"step": 4, "loss": 99}` + "\n" + `{"step": 5, "lo`)
+	f.Close()
 	for step, state := range map[int]string{4: `{"global_step": 4, "sta`, 5: ""} {
 		dir := filepath.Join(out, "pretrain", fmt.Sprintf("checkpoint-%d", step))
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -278,6 +287,21 @@ func TestPretrainResumesToTheSameModel(t *testing.T) {
 	}
 	if ckpts, _ := filepath.Glob(filepath.Join(out, "pretrain", "checkpoint-*")); len(ckpts) != 1 {
 		t.Fatalf("checkpoints kept: %v (want the latest only)", ckpts)
+	}
+	logged := func(path string) []string {
+		t.Helper()
+		records, err := ReadMetrics(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range records {
+			out = append(out, fmt.Sprintf("step %v epoch %v loss %v grad_norm %v learning_rate %v", m["step"], m["epoch"], m["loss"], m["grad_norm"], m["learning_rate"]))
+		}
+		return out
+	}
+	if a, b := logged(filepath.Join(wholeOut, "log", MetricsFile)), logged(logPath); !slices.Equal(a, b) {
+		t.Fatalf("the resumed run's log differs from the uninterrupted run's:\n%s\nvs\n%s", strings.Join(b, "\n"), strings.Join(a, "\n"))
 	}
 	a, b := whole.Model.HostWeights(), resumed.Model.HostWeights()
 	for _, spec := range whole.Model.Config.Weights() {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gosqlenv/gosqlenv/training/internal/atomicfile"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
 	"github.com/gosqlenv/gosqlenv/training/tokenizer"
 )
@@ -87,13 +88,9 @@ func saveCheckpoint(l *Learner, cfg GRPOConfig, stage, tokenizerDir, samplesDige
 	if err != nil {
 		return "", err
 	}
-	// Written last, and whole (renamed into place): its presence marks the
+	// Written last, and whole: its presence marks the
 	// checkpoint complete (latestCheckpoint).
-	tmp := filepath.Join(dir, "trainer_state.json.partial")
-	if err := os.WriteFile(tmp, state, 0o644); err != nil {
-		return "", fmt.Errorf("checkpoint: %w", err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, "trainer_state.json")); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, "trainer_state.json"), state); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
 	return dir, nil

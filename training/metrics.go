@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/gosqlenv/gosqlenv/training/internal/atomicfile"
 )
 
 // Metrics is one record of named values (TRL's metric names: reward,
@@ -138,11 +140,7 @@ func (l *RunLog) Rewind(step int) error {
 			kept.WriteString(line)
 		}
 	}
-	tmp := l.path + ".partial"
-	if err := os.WriteFile(tmp, []byte(kept.String()), 0o644); err != nil {
-		return fmt.Errorf("run log: %w", err)
-	}
-	if err := os.Rename(tmp, l.path); err != nil {
+	if err := atomicfile.Write(l.path, []byte(kept.String())); err != nil {
 		return fmt.Errorf("run log: %w", err)
 	}
 	return nil

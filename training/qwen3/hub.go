@@ -14,6 +14,7 @@ import (
 	"github.com/gomlx/go-huggingface/hub"
 
 	"github.com/gosqlenv/gosqlenv/training/hfhub"
+	"github.com/gosqlenv/gosqlenv/training/internal/atomicfile"
 )
 
 // HubOptions says where models come from. Zero values take the defaults
@@ -344,7 +345,7 @@ func downloadModel(ctx context.Context, modelID string, opts HubOptions) (string
 	if opts.Revision != info.CommitHash {
 		refs := filepath.Join(repoDir, "refs", filepath.FromSlash(opts.Revision))
 		if err := os.MkdirAll(filepath.Dir(refs), 0o755); err == nil {
-			err = saveFileAtomic(refs, []byte(info.CommitHash))
+			err = atomicfile.Write(refs, []byte(info.CommitHash))
 		}
 		if err != nil {
 			return "", &ModelLoadError{ModelID: modelID, Reason: fmt.Sprintf("was downloaded but its revision could not be recorded in %s: %v", repoDir, err), Err: err}

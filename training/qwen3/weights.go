@@ -19,6 +19,7 @@ import (
 	"github.com/gomlx/compute/dtypes/float16"
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gosqlenv/gosqlenv/training/internal/atomicfile"
 )
 
 // File names of a Hugging Face model directory.
@@ -358,36 +359,8 @@ func (w *Weights) Save(dir string, dtype dtypes.DType) error {
 	if err != nil {
 		return fmt.Errorf("qwen3 weights: saving config: %w", err)
 	}
-	if err := saveFileAtomic(filepath.Join(dir, fileConfig), append(data, '\n')); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, fileConfig), append(data, '\n')); err != nil {
 		return fmt.Errorf("qwen3 weights: %w", err)
 	}
 	return nil
-}
-
-// saveFileAtomic writes data to a temporary file next to path and renames
-// it to path.
-func saveFileAtomic(path string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -181,8 +181,10 @@ func (l *Learner) Load(dir string) error {
 			*dst = append(*dst, mw.Tensors[spec.Name])
 		}
 	}
+	replaced := slices.Concat(l.m, l.v, l.acc, l.master)
 	l.m, l.v, l.acc = m, v, nil
 	l.master, l.installed = nil, nil
+	free(replaced)
 	if !l.mixed() {
 		return nil
 	}

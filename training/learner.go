@@ -141,7 +141,22 @@ func (l *Learner) accumulate(key string, fn lossGraph, inputs []*tensors.Tensor)
 		l.acc = nil
 		return 0, nil, fmt.Errorf("learner: accumulate gradients: %w", err)
 	}
+	// The micro-batch's gradients are in the sums now.
+	free(grads)
 	return loss, extras, nil
+}
+
+// free releases tensors' device memory now. Go's garbage collector frees a
+// tensor's device buffer only when it collects the tensor, and it does not
+// see device memory: a GRPO step of 32 one-episode micro-batches of a
+// Qwen3-1.7B-shaped model, each leaving a model's worth of float32
+// gradients (5.6 GB) to the collector, ran out of an H200's 139 GiB. Only
+// tensors the Learner alone holds may be freed (the model's weights are
+// shared: the GRPO reference model keeps the initial ones).
+func free(ts []*tensors.Tensor) {
+	for _, t := range ts {
+		_ = t.FinalizeAll() // only fails for a backend's own error on release; nothing to do about it
+	}
 }
 
 // mixed reports whether the model computes in a narrower dtype than the
@@ -176,6 +191,7 @@ func (l *Learner) masterWeights() ([]*tensors.Tensor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("learner: float32 master weights: %w", err)
 	}
+	free(l.master) // made for weights the model no longer has
 	l.master, l.installed = master, current
 	return master, nil
 }
@@ -224,14 +240,23 @@ func (l *Learner) Apply(lr float64) (gradNorm float64, err error) {
 	if err := l.Model.SetWeights(modelWeights); err != nil {
 		return 0, err
 	}
+	// Replaced: the moments, the gradient sums and the old master weights (a
+	// float32 model's old weights are the model's, left to the collector).
+	replaced := slices.Concat(l.m, l.v, l.acc)
+	if mixed {
+		replaced = append(replaced, weights...)
+	}
 	l.m, l.v, l.acc = out[n:2*n], out[2*n:3*n], nil
+	free(replaced)
 	l.Steps++
 	return scalar(out[3*n]), nil
 }
 
 // MasterWeights returns the float32 weights the optimizer updates, in
 // Config.Weights order: the model's weights for a float32 model, the master
-// weights for a half-precision one (the model holds them rounded).
+// weights for a half-precision one (the model holds them rounded). The
+// master weights are the Learner's: the next step frees them (device memory
+// is freed as the state is replaced), so copy what is to be kept.
 func (l *Learner) MasterWeights() ([]*tensors.Tensor, error) { return l.masterWeights() }
 
 // StateBytes is the memory the training state takes, by part.
@@ -258,7 +283,7 @@ func TrainingStateBytes(cfg qwen3.Config, dtype dtypes.DType) StateBytes {
 }
 
 // Discard drops accumulated gradients.
-func (l *Learner) Discard() { l.acc = nil }
+func (l *Learner) Discard() { free(l.acc); l.acc = nil }
 
 func scalar(t *tensors.Tensor) float64 {
 	switch t.DType() {

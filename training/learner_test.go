@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/dtypes/bfloat16"
 	"github.com/gomlx/compute/gobackend"
+	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gosqlenv/gosqlenv/training/optim"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
@@ -107,9 +108,16 @@ func TestMixedPrecisionUpdatesEveryWeight(t *testing.T) {
 			t.Fatal(err)
 		}
 		l := NewLearner(model, optim.AdamWConfig{MaxGradNorm: 1})
-		before, err := l.MasterWeights()
+		master, err := l.MasterWeights()
 		if err != nil {
 			t.Fatal(err)
+		}
+		before := make([][]float32, len(master)) // copied: the Learner frees its master weights as it replaces them
+		for i, w := range master {
+			if w.DType() != dtypes.Float32 {
+				t.Fatalf("%s: master weights are %s, want float32", cfg.Weights()[i].Name, w.DType())
+			}
+			before[i] = tensors.MustCopyFlatData[float32](w)
 		}
 		for s := 0; s < steps; s++ {
 			r, err := l.NLLStep(batch, 2, 8, lr)
@@ -126,10 +134,10 @@ func TestMixedPrecisionUpdatesEveryWeight(t *testing.T) {
 		}
 		var total, moved, norms, normsMoved int
 		for i, spec := range cfg.Weights() {
-			if before[i].DType() != dtypes.Float32 || after[i].DType() != dtypes.Float32 {
+			if after[i].DType() != dtypes.Float32 {
 				t.Fatalf("%s: master weights are %s, want float32", spec.Name, after[i].DType())
 			}
-			x, y := tensors.MustCopyFlatData[float32](before[i]), tensors.MustCopyFlatData[float32](after[i])
+			x, y := before[i], tensors.MustCopyFlatData[float32](after[i])
 			isNorm := strings.HasSuffix(spec.Name, "norm.weight")
 			for j := range x {
 				if !isFinite(float64(y[j])) {
@@ -197,6 +205,85 @@ func TestMixedPrecisionUpdatesEveryWeight(t *testing.T) {
 	}
 	if normChanged[dtypes.BFloat16] < 0.99 {
 		t.Errorf("only %.2f %% of the RMSNorm scales changed in bfloat16", 100*normChanged[dtypes.BFloat16])
+	}
+}
+
+// TestLearnerFreesWhatItReplaces: an optimizer step frees the device memory
+// of the state it replaces (the AdamW moments, the gradient sums, a
+// half-precision model's float32 master weights) at once instead of leaving
+// it to Go's garbage collector, which does not see device memory; it keeps
+// the model's weights, which others share (the GRPO reference model holds
+// the initial ones), and the next steps and a checkpoint still work.
+func TestLearnerFreesWhatItReplaces(t *testing.T) {
+	backend, err := gobackend.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := qwen3.RandomWeights(qwen3.TinyConfig(64), 3, dtypes.BFloat16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, err := qwen3.New(backend, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch []Sample
+	for i := 0; i < 4; i++ {
+		s := Sample{IDs: make([]int32, 10), Mask: make([]int32, 10), LogProbs: make([]float32, 10)}
+		for j := range s.IDs {
+			s.IDs[j] = int32((i*11 + j*3) % 64)
+			s.Mask[j] = int32(min(j/4, 1))
+		}
+		batch = append(batch, s)
+	}
+	l := NewLearner(model, optim.AdamWConfig{MaxGradNorm: 1})
+	initial := model.Weights()
+	if _, err := l.NLLStep(batch, 2, 8, 1e-3); err != nil {
+		t.Fatal(err)
+	}
+	master, err := l.MasterWeights()
+	if err != nil {
+		t.Fatal(err)
+	}
+	installed := model.Weights()
+	replaced := map[string][]*tensors.Tensor{"exp_avg": l.m, "exp_avg_sq": l.v, "master": master}
+	if _, err := l.NLLStep(batch, 2, 8, 1e-3); err != nil {
+		t.Fatal(err)
+	}
+	for name, ts := range replaced {
+		for i, x := range ts {
+			if x.Ok() {
+				t.Fatalf("%s[%d] (%s) still holds its memory after the step that replaced it", name, i, x.Shape())
+			}
+		}
+	}
+	for i := range initial {
+		if !initial[i].Ok() || !installed[i].Ok() {
+			t.Fatalf("model weight %d was freed: the model's weights are shared (the reference model keeps the initial ones)", i)
+		}
+	}
+	// Gradients summed and then dropped are freed too.
+	sumOfFirst := func(w, _ []*graph.Node) (*graph.Node, []*graph.Node) {
+		return graph.ConvertDType(graph.ReduceAllSum(w[0]), dtypes.Float32), nil
+	}
+	for range 2 {
+		if _, _, err := l.accumulate("sum_of_first", sumOfFirst, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sums := l.acc
+	l.Discard()
+	for i, x := range sums {
+		if x.Ok() {
+			t.Fatalf("gradient sum %d still holds its memory after Discard", i)
+		}
+	}
+	// The learner goes on: another step, a checkpoint.
+	if _, err := l.NLLStep(batch, 2, 8, 1e-3); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Save(t.TempDir(), dtypes.BFloat16, ""); err != nil {
+		t.Fatal(err)
 	}
 }
 

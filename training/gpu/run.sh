@@ -46,7 +46,7 @@ BIN="$(mktemp -d /tmp/gpukit-bin.XXXXXX)"
 export GOSQLENV_DATA_DIR="${GOSQLENV_DATA_DIR:-/tmp/gpukit-data/bundled}"   # the bundled SQL dataset (generated, ~1 s)
 export PYTHONUNBUFFERED=1
 elapsed() { echo $(( $(date +%s) - start )); }
-note() { printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" >> "$R/status.tsv"; }
+note() { printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "${5:-}" "${6:-}" >> "$R/status.tsv"; }  # name result s note [start end]
 selected() { # GPU_STEPS: comma-separated step names or glob patterns (golden*)
   [ -z "$only" ] && return 0
   local w ws
@@ -73,7 +73,7 @@ step() {
     return 0
   fi
   (( limit > left )) && limit=$left
-  echo "=== $name (limit ${limit}s; $(elapsed)s elapsed) ==="
+  echo "=== $name (limit ${limit}s; $(elapsed)s elapsed; $(date -u +%H:%M:%S) UTC) ==="
   local t0 rc res
   t0=$(date +%s)
   timeout -k 10 "$limit" "$@" 2>&1 | tee "$R/$log"
@@ -84,7 +84,7 @@ step() {
     *) res="fail(rc=$rc)" ;;
   esac
   echo "=== $name: $res in $(( $(date +%s) - t0 ))s"
-  note "$name" "$res" $(( $(date +%s) - t0 )) "log $log"
+  note "$name" "$res" $(( $(date +%s) - t0 )) "log $log" "$t0" "$(date +%s)"
   return "$rc"
 }
 skip() { selected "$1" || return 0; echo "=== $1: skipped ($2)"; note "$1" skipped 0 "$2"; }
@@ -153,6 +153,14 @@ else
   echo "XLA_FLAGS=${XLA_FLAGS:-}"
 fi
 echo "$gpu_name" > "$R/gpu_name.txt"
+if [ "$dry" != 1 ] && command -v nvidia-smi >/dev/null; then
+  # GPU memory in use (MiB) every 2 s as "epoch-seconds MiB": summary.py gives each step its peak.
+  while sleep 2; do
+    echo "$(date +%s) $(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits 2>/dev/null | sed -n 1p)"
+  done > "$R/gpu_memory.txt" &
+  smi_pid=$!
+  trap 'kill "$smi_pid" 2>/dev/null' EXIT
+fi
 echo "python: ${py:-none with torch+transformers}"
 if [ -n "$py" ]; then
   "$py" - <<'EOF' 2>&1 | tee "$R/versions.txt"
@@ -248,6 +256,7 @@ gostep qwen3_suite 150:40 go_qwen3_suite.log env -C "$qdir" QWEN3_TEST_BACKEND="
   QWEN3_GOLDEN_LARGE_DIR=/nonexistent "$BIN/qwen3.test" -test.v -test.count 1
 
 # ---- summary and results ----
+[ -n "${smi_pid:-}" ] && kill "$smi_pid" 2>/dev/null
 rm -rf "$R/train_tiny/checkpoint-"* "$R/train_tiny/sft/checkpoint-"* 2>/dev/null
 for d in golden_tiny golden_1.7b; do
   if [ -d "$qdir/testdata/$d" ]; then

@@ -73,12 +73,23 @@ def main():
     # Steps.
     status = read(d, "status.tsv").strip().splitlines()
     if status:
-        lines += ["## Steps", "", "| step | result | seconds | note |", "|---|---|---|---|"]
+        mem = []  # (epoch seconds, MiB in use) from run.sh's nvidia-smi sampler
+        for row in read(d, "gpu_memory.txt").splitlines():
+            try:
+                t, mib = row.split()
+                mem.append((int(t), int(mib)))
+            except ValueError:
+                pass
+        lines += ["## Steps", "", "| step | result | seconds | peak GPU memory MiB | note |", "|---|---|---|---|---|"]
         steps = []
         for row in status:
-            f = row.split("\t") + ["", "", "", ""]
-            lines.append(f"| {f[0]} | {f[1]} | {f[2]} | {f[3]} |")
-            steps.append({"step": f[0], "result": f[1], "seconds": f[2], "note": f[3]})
+            f = row.split("\t") + ["", "", "", "", "", ""]
+            peak = None
+            if f[4].isdigit() and f[5].isdigit():
+                inside = [m for t, m in mem if int(f[4]) <= t <= int(f[5])]
+                peak = max(inside) if inside else None
+            lines.append(f"| {f[0]} | {f[1]} | {f[2]} | {fmt(peak, '.0f')} | {f[3]} |")
+            steps.append({"step": f[0], "result": f[1], "seconds": f[2], "note": f[3], "peak_gpu_memory_mib": peak})
         summary["steps"] = steps
         rest = [st["step"] for st in steps if st["result"] == "skipped" and st["note"].startswith("budget")]
         rest += [st["step"] for st in steps if st["result"] == "timeout"]
@@ -140,8 +151,8 @@ def main():
                   "| batch | Go tokens/s | transformers tokens/s | ratio (goal ≥ 3) | Go decode step ms | transformers "
                   "decode step ms | bound step ms | Go % of bound (goal ≥ 50) | transformers % of bound |",
                   "|---|---|---|---|---|---|---|---|---|"]
-        gres = {r["batch"]: r for r in (go or {}).get("results", [])}
-        pres = {r["batch"]: r for r in (pt or {}).get("decode", [])}
+        gres = {r["batch"]: r for r in (go or {}).get("results") or []}
+        pres = {r["batch"]: r for r in (pt or {}).get("decode") or []}
         rows = []
         for b in sorted(set(gres) | set(pres)):
             g, p = gres.get(b, {}), pres.get(b, {})
@@ -195,11 +206,11 @@ def main():
                   f"{gs.get('dtype')})", "",
                   "| step | total s | rollout s | generation s | environment s | loss+backward+update s | generated tokens/s | turns/episode | reward |",
                   "|---|---|---|---|---|---|---|---|---|"]
-        for m in gs.get("results", []):
+        for m in gs.get("results") or []:
             lines.append(f"| {fmt(m.get('step'), '.0f')} | {fmt(m.get('step_time'))} | {fmt(m.get('time/rollout'))} | "
                          f"{fmt(m.get('time/generation'))} | {fmt(m.get('time/environment'))} | {fmt(m.get('time/loss_backward'))} | "
                          f"{fmt(m.get('tokens/s'), '.0f')} | {fmt(m.get('turns/mean'), '.2f')} | {fmt(m.get('reward'))} |")
-        lines += [""] + [f"- {n}" for n in gs.get("notes", [])]
+        lines += [""] + [f"- {n}" for n in gs.get("notes") or []]
         if gs.get("error"):
             lines.append(f"- error: {gs['error']}")
         lines.append("")

@@ -9,8 +9,8 @@ computes. The Go tests load the weights with this package and compare.
       script also records CUDA logits.
   --shape 1.7b: Qwen3-1.7B's shape (28 layers, hidden 2048, vocab 151936),
       bfloat16 weights (about 4 GB on disk), float32 reference logits at a few
-      (row, position) pairs of a left-padded batch (the bfloat16 weights upcast
-      to float32, eager attention, no TF32), the relative error of
+      (row, position) pairs of a left-padded batch (the saved bfloat16 weights
+      loaded in float32, eager attention, no TF32), the relative error of
       transformers' own bfloat16 forward at those positions, and 8 greedy float32
       tokens with each step's top-1 − top-2 margin (golden_large_test.go,
       TestGoldenTransformersLarge). Meant for a GPU machine (training/gpu/run.sh).
@@ -54,11 +54,11 @@ def perturb_norms(model):
                 p.add_(0.1 * torch.randn_like(p))
 
 
-def set_eager(model):
-    if hasattr(model, "set_attn_implementation"):
-        model.set_attn_implementation("eager")
-    else:
-        model.config._attn_implementation = "eager"
+def load_saved(dtype, **kw):
+    """Loads the model saved in out onto args.device in dtype (the keyword is dtype in transformers 5,
+    torch_dtype before)."""
+    key = "dtype" if int(transformers.__version__.split(".")[0]) >= 5 else "torch_dtype"
+    return Qwen3ForCausalLM.from_pretrained(out, **{key: dtype}, **kw).to(torch.device(args.device)).eval()
 
 
 def rel_err(got, want):
@@ -128,10 +128,17 @@ def large():
     def at_checks(logits):
         return torch.stack([logits[i, j].float().cpu() for i, j in check])
 
+    # The references come from the saved files, loaded as a user loads them. The in-memory model would be
+    # wrong: .to(torch.bfloat16) also rounds RoPE's inverse frequencies (a floating-point buffer) to bfloat16,
+    # and .float() cannot restore them, so every position but 0 would be rotated off (a relative error of
+    # ~3e-3 in float32 logits, seen on an H200); from_pretrained computes them afresh in float32.
+    del model
     with torch.no_grad():
+        model = load_saved(torch.bfloat16)
         bf16 = at_checks(model(**inputs).logits)  # transformers' own bfloat16 run (default attention)
-        model = model.float()
-        set_eager(model)
+        del model
+        model = load_saved(torch.float32, attn_implementation="eager")
+        inv_freq_dtype = str(model.model.rotary_emb.inv_freq.dtype)
         f32 = at_checks(model(**inputs).logits)
         prompt = torch.tensor([rows[0]], device=dev)
         gen = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=8, min_new_tokens=8,
@@ -140,7 +147,7 @@ def large():
     for s in gen.scores:
         top = torch.topk(s[0].float(), 2).values
         margins.append(float(top[0] - top[1]))
-    return {"shape": "1.7b", "num_hidden_layers": cfg.num_hidden_layers,
+    return {"shape": "1.7b", "num_hidden_layers": cfg.num_hidden_layers, "rope_inv_freq_dtype": inv_freq_dtype,
             "input_ids": ids, "attention_mask": mask, "position_ids": pos, "check": check,
             "logits_f32": [[float(f"{x:.7g}") for x in row] for row in f32.tolist()],
             "torch_bf16_rel_err": [rel_err(bf16[k], f32[k]) for k in range(len(check))],

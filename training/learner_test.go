@@ -86,15 +86,7 @@ func TestMixedPrecisionUpdatesEveryWeight(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := qwen3.TinyConfig(64)
-	var batch []Sample
-	for i := 0; i < 4; i++ {
-		s := Sample{IDs: make([]int32, 12), Mask: make([]int32, 12), LogProbs: make([]float32, 12)}
-		for j := range s.IDs {
-			s.IDs[j] = int32((i*17 + j*5) % 64)
-			s.Mask[j] = int32(min(j/3, 1))
-		}
-		batch = append(batch, s)
-	}
+	batch := syntheticSamples(4, 12, 3, 17, 5)
 	const lr, steps = 5e-6, 10
 	changed := map[dtypes.DType]float64{}
 	normChanged := map[dtypes.DType]float64{}
@@ -227,15 +219,7 @@ func TestLearnerFreesWhatItReplaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var batch []Sample
-	for i := 0; i < 4; i++ {
-		s := Sample{IDs: make([]int32, 10), Mask: make([]int32, 10), LogProbs: make([]float32, 10)}
-		for j := range s.IDs {
-			s.IDs[j] = int32((i*11 + j*3) % 64)
-			s.Mask[j] = int32(min(j/4, 1))
-		}
-		batch = append(batch, s)
-	}
+	batch := syntheticSamples(4, 10, 4, 11, 3)
 	l := NewLearner(model, optim.AdamWConfig{MaxGradNorm: 1})
 	initial := model.Weights()
 	if _, err := l.NLLStep(batch, 2, 8, 1e-3); err != nil {
@@ -285,6 +269,24 @@ func TestLearnerFreesWhatItReplaces(t *testing.T) {
 	if err := l.Save(t.TempDir(), dtypes.BFloat16, ""); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// syntheticSamples makes n samples of length tokens of a 64-token
+// vocabulary: token j of sample i is (i·a + j·b) mod 64, the first prompt
+// tokens are the prompt and the rest the completion.
+func syntheticSamples(n, length, prompt, a, b int) []Sample {
+	var batch []Sample
+	for i := 0; i < n; i++ {
+		s := Sample{IDs: make([]int32, length), Mask: make([]int32, length), LogProbs: make([]float32, length)}
+		for j := range s.IDs {
+			s.IDs[j] = int32((i*a + j*b) % 64)
+			if j >= prompt {
+				s.Mask[j] = 1
+			}
+		}
+		batch = append(batch, s)
+	}
+	return batch
 }
 
 // TestTrainingStateBytes: mixed precision costs float32 master weights and

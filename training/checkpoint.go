@@ -88,8 +88,8 @@ func saveCheckpoint(l *Learner, cfg GRPOConfig, stage, tokenizerDir, samplesDige
 	if err != nil {
 		return "", err
 	}
-	// Written last, and whole: its presence marks the
-	// checkpoint complete (latestCheckpoint).
+	// Written last, and whole: its presence marks the checkpoint complete
+	// (latestCheckpoint).
 	if err := atomicfile.Write(filepath.Join(dir, "trainer_state.json"), state); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/dtypes/bfloat16"
 	"github.com/gomlx/compute/gobackend"
@@ -24,15 +25,7 @@ func TestNLLStepAccumulation(t *testing.T) {
 		t.Fatal(err)
 	}
 	newLearner := func() *Learner {
-		w, err := qwen3.RandomWeights(qwen3.TinyConfig(64), 5, dtypes.Float32)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := qwen3.New(backend, w)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return NewLearner(m, optim.AdamWConfig{MaxGradNorm: 1})
+		return NewLearner(randomModel(t, backend, qwen3.TinyConfig(64), 5, dtypes.Float32), optim.AdamWConfig{MaxGradNorm: 1})
 	}
 	var batch []Sample
 	for i := 0; i < 6; i++ {
@@ -91,14 +84,7 @@ func TestMixedPrecisionUpdatesEveryWeight(t *testing.T) {
 	changed := map[dtypes.DType]float64{}
 	normChanged := map[dtypes.DType]float64{}
 	for _, dtype := range []dtypes.DType{dtypes.Float32, dtypes.BFloat16} {
-		w, err := qwen3.RandomWeights(cfg, 9, dtype)
-		if err != nil {
-			t.Fatal(err)
-		}
-		model, err := qwen3.New(backend, w)
-		if err != nil {
-			t.Fatal(err)
-		}
+		model := randomModel(t, backend, cfg, 9, dtype)
 		l := NewLearner(model, optim.AdamWConfig{MaxGradNorm: 1})
 		master, err := l.MasterWeights()
 		if err != nil {
@@ -167,15 +153,7 @@ func TestMixedPrecisionUpdatesEveryWeight(t *testing.T) {
 			if err := l.Save(dir, dtypes.BFloat16, ""); err != nil {
 				t.Fatal(err)
 			}
-			w2, err := qwen3.RandomWeights(cfg, 1, dtypes.BFloat16)
-			if err != nil {
-				t.Fatal(err)
-			}
-			model2, err := qwen3.New(backend, w2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			l2 := NewLearner(model2, optim.AdamWConfig{MaxGradNorm: 1})
+			l2 := NewLearner(randomModel(t, backend, cfg, 1, dtypes.BFloat16), optim.AdamWConfig{MaxGradNorm: 1})
 			if err := l2.Load(dir); err != nil {
 				t.Fatal(err)
 			}
@@ -211,14 +189,7 @@ func TestLearnerFreesWhatItReplaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := qwen3.RandomWeights(qwen3.TinyConfig(64), 3, dtypes.BFloat16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	model, err := qwen3.New(backend, w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := randomModel(t, backend, qwen3.TinyConfig(64), 3, dtypes.BFloat16)
 	batch := syntheticSamples(4, 10, 4, 11, 3)
 	l := NewLearner(model, optim.AdamWConfig{MaxGradNorm: 1})
 	initial := model.Weights()
@@ -269,6 +240,20 @@ func TestLearnerFreesWhatItReplaces(t *testing.T) {
 	if err := l.Save(t.TempDir(), dtypes.BFloat16, ""); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// randomModel is a model of cfg with random weights (seed) in dtype on backend.
+func randomModel(t *testing.T, backend compute.Backend, cfg qwen3.Config, seed uint64, dtype dtypes.DType) *qwen3.Model {
+	t.Helper()
+	w, err := qwen3.RandomWeights(cfg, seed, dtype)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := qwen3.New(backend, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 // syntheticSamples makes n samples of length tokens of a 64-token

@@ -137,7 +137,9 @@ else
   sp="$(site_of_plugin)" || { echo "run.sh: no jax_plugins/xla_cuda13 found (pip install 'jax[cuda13]'); set GPU_PYTHON"; sp=""; }
   plugin="$sp/jax_plugins/xla_cuda13/xla_cuda_plugin.so"
   echo "CUDA PJRT plugin: $plugin"
-  export GOMLX_BACKEND="xla:$plugin" GOMLX_NO_AUTO_INSTALL=1
+  # GOPJRT_CUDA_CHECKS=0: go-xla v0.4.13 warns "Can't find nvidia/ subdirectory next to the cuda plugin ... in \"\""
+  # on every start although LD_LIBRARY_PATH (below) finds the libraries (seen on the first H200 run).
+  export GOMLX_BACKEND="xla:$plugin" GOMLX_NO_AUTO_INSTALL=1 GOPJRT_CUDA_CHECKS=0
   libs=""
   for d in "$sp"/nvidia/*/lib; do [ -d "$d" ] && libs="${libs:+$libs:}$d"; done
   export LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -242,7 +244,7 @@ gostep go_trainstep 180:90 go_trainstep.log "$BIN/qwen3bench" -backend "$XLA" -m
 # ---- (e) a full GRPO step, and a short real run ----
 gostep grpo_step 240:150 grpo_step.log "$BIN/qwen3bench" -backend "$XLA" -mode grpostep -shape "${GPU_GRPO_SHAPE:-$shape}" -dtype bf16 \
   "${grpo_args[@]}" -out "$R/grpo_step.json"
-gostep train_tiny 150:60 train_tiny.log "$BIN/train" -model_name tiny -backend "$XLA" -output_dir "$R/train_tiny" \
+gostep train_tiny 240:60 train_tiny.log "$BIN/train" -model_name tiny -backend "$XLA" -output_dir "$R/train_tiny" \
   -max_steps 4 -logging_steps 1 -sft_max_questions 8 -sft_epochs 1 -max_train_questions 32 -max_eval_questions 4 \
   -max_new_tokens 48 -max_completion_length 144 -step_budget 4 -learning_rate 1e-4 all
 [ -f "$R/train_tiny/metrics.jsonl" ] && cp "$R/train_tiny/metrics.jsonl" "$R/train_tiny_metrics.jsonl"

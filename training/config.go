@@ -97,7 +97,8 @@ type GRPOConfig struct {
 	MaxTrainQuestions int `json:"max_train_questions" yaml:"max_train_questions" help:"cap on training questions, spread over the databases; 0 means all"`
 	// MaxEvalQuestions caps the questions of each evaluation split (training
 	// questions, held-out questions, unseen databases), spread over the
-	// databases. Default 50 (the reference's evaluation size); 0 = all.
+	// databases and sampled from all of each database's questions
+	// (EvalSample). Default 50 (the reference's evaluation size); 0 = all.
 	MaxEvalQuestions int `json:"max_eval_questions" yaml:"max_eval_questions" help:"cap on the questions of each evaluation split; 0 means all"`
 	// EvalSamples is the number of episodes sampled per question at the
 	// training temperature when evaluating (besides one greedy episode), for

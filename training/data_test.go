@@ -79,6 +79,38 @@ func TestSpreadOverDatabases(t *testing.T) {
 	}
 }
 
+// TestEvalSample: a cap keeps each database's share, as SpreadOverDatabases
+// does, but samples each database's questions from across its ids instead
+// of keeping its first ones; the sample does not depend on the order of a
+// database's questions, and keeps it.
+func TestEvalSample(t *testing.T) {
+	qs := questionsOf(map[string]int{"a": 100, "b": 40, "c": 3})
+	got := EvalSample(qs, 30)
+	count := map[string]int{}
+	for _, q := range got {
+		count[q.DatabaseName]++
+	}
+	if len(got) != 30 || count["a"] != 14 || count["b"] != 13 || count["c"] != 3 {
+		t.Fatalf("sample of 30: %d questions, per database %v; want a 14, b 13, c 3", len(got), count)
+	}
+	checkSpread(t, "a's sample", qs[:100], got[:14], 4)
+	checkSpread(t, "b's sample", qs[100:140], got[14:27], 2)
+	if !slices.IsSortedFunc(got, func(x, y dataset.QuestionRecord) int { return strings.Compare(x.QuestionID, y.QuestionID) }) {
+		t.Fatalf("the sample is not in the input's order: %v", QuestionIDs(got))
+	}
+	reversed := slices.Clone(qs) // each database's questions in reverse
+	slices.Reverse(reversed[:100])
+	slices.Reverse(reversed[100:140])
+	again := QuestionIDs(EvalSample(reversed, 30))
+	slices.Sort(again)
+	if !slices.Equal(again, QuestionIDs(got)) {
+		t.Fatalf("the sample depends on the input's order: %v vs %v", again, QuestionIDs(got))
+	}
+	if n := len(EvalSample(qs, 0)); n != len(qs) {
+		t.Fatalf("no cap kept %d of %d", n, len(qs))
+	}
+}
+
 func TestCheckActionLengths(t *testing.T) {
 	samples := []Sample{{Mask: []int32{0, 0, 1, 1, 1}}, {Mask: []int32{0, 1, 1, 1, 1, 1, 1}}, {Mask: []int32{0, 1}}}
 	if w := CheckActionLengths(samples, 6); w != "" {

@@ -282,10 +282,11 @@ func generatedQuestions(ctx context.Context, setting, dbDir string, qs []dataset
 }
 
 // EvalQuestions returns up to max_eval_questions questions of an evaluation
-// split (SplitTrain, SplitHeldout or SplitUnseen), spread over its databases.
-// The training split is the questions GRPO plays (GRPOQuestions: all
-// training questions unless grpo_max_questions picks fewer; the SFT warm-up
-// saw them too).
+// split (SplitTrain, SplitHeldout or SplitUnseen), spread over its databases
+// and, under a cap, sampled from all of each database's questions
+// (EvalSample), not the first ones of the file. The training split is the
+// questions GRPO plays (GRPOQuestions: all training questions unless
+// grpo_max_questions picks fewer; the SFT warm-up saw them too).
 func (p *Pipeline) EvalQuestions(split string) ([]dataset.QuestionRecord, error) {
 	var qs []dataset.QuestionRecord
 	switch split {
@@ -298,5 +299,5 @@ func (p *Pipeline) EvalQuestions(split string) ([]dataset.QuestionRecord, error)
 	default:
 		return nil, fmt.Errorf("unknown evaluation split %q (%s)", split, strings.Join(Splits, ", "))
 	}
-	return SpreadOverDatabases(qs, p.Config.MaxEvalQuestions), nil
+	return EvalSample(qs, p.Config.MaxEvalQuestions), nil
 }

@@ -73,9 +73,9 @@ type options struct {
 // Defaults of the shipped model (provenance.json records what was used).
 const (
 	defaultInstances   = 160
-	defaultPerInstance = 0
-	// defaultLengthGroupBatches: the shipped model's batches were plain
-	// shuffles.
+	defaultPerInstance = 150
+	// defaultLengthGroupBatches: plain shuffles (grouping by length is
+	// faster, but SFT learned a little worse with it; BENCHMARKS.md).
 	defaultLengthGroupBatches = 0
 	defaultEpochs             = 1
 	defaultBatchSize          = 16

@@ -12,8 +12,8 @@ import (
 // memorised its pre-training questions solves almost none of them and copies
 // few constants (the base shipped before issue 25: 1 of the 10 bundled
 // held-out questions; a random agent: none). The held-out split samples
-// every question template of the tiny preset, so these 40 questions are a
-// mix of easy and hard shapes. Greedy decoding on the CPU is deterministic;
+// every question template of the tiny preset (easy and medium lookups,
+// joins and aggregates), not a few easy ones. Greedy decoding on the CPU is deterministic;
 // here the shipped base solves 7 of these 40 questions and copies 25 of
 // their 57 constants (AMD EPYC, Zen 1, AVX2, 2 threads). The floors below
 // sit under that, so that another CPU's float rounding, which may flip a

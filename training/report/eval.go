@@ -65,10 +65,12 @@ func EvalSummaryTable(s training.EvalSummary) string {
 
 // Findings states in plain words what the last trained policy of the
 // summary (grpo, else sft) can and cannot do, from the numbers: how it
-// compares with the random policy on each split, and whether GRPO moved
-// sampled success beyond two standard errors of the difference from the
-// SFT model's (paired over the questions both answered, see
-// training.PairedDifference). It returns Markdown.
+// compares with the random policy on each split, how far the run moved it
+// from the model it started from (which, pre-trained, may already answer
+// held-out questions), and whether GRPO moved sampled success beyond two
+// standard errors of the difference from the SFT model's (paired over the
+// questions both answered, see training.PairedDifference). It returns
+// Markdown.
 func Findings(s training.EvalSummary) string {
 	last := ""
 	for _, p := range []string{training.PolicyGRPO, training.PolicySFT} {
@@ -106,15 +108,24 @@ func Findings(s training.EvalSummary) string {
 	}
 	out := fmt.Sprintf("**What the %s model can and cannot do.** ", map[string]string{training.PolicyGRPO: "SFT + GRPO", training.PolicySFT: "SFT"}[last]) +
 		strings.Join(parts, "; ") + "."
+	out += sinceStart(s, last)
 	_, hasHeldout := s[training.SplitHeldout][last]
+	// Where the model the run started from already generalised, the
+	// credit is pre-training's, and the summary says so.
+	inherited := ""
+	if base, ok := s[training.SplitHeldout][training.PolicyUntrained]; ok {
+		if d, se := difference(base, s[training.SplitHeldout][training.PolicyRandom]); d > 2*se {
+			inherited = " (as the model the run started from already did)"
+		}
+	}
 	summary := ""
 	switch {
 	case beats[training.SplitTrain] && hasHeldout && !beats[training.SplitHeldout]:
 		summary = " In short: it has learned the questions it was trained on, and it does not generalise to new questions, even about the same database."
 	case beats[training.SplitTrain] && beats[training.SplitHeldout] && !beats[training.SplitUnseen]:
-		summary = " In short: it generalises to new questions about its training databases, not to other databases."
+		summary = " In short: it generalises to new questions about its training databases" + inherited + ", not to other databases."
 	case beats[training.SplitTrain] && beats[training.SplitHeldout] && beats[training.SplitUnseen]:
-		summary = " In short: it generalises to new questions about its training databases, and beyond chance to databases it never saw."
+		summary = " In short: it generalises to new questions about its training databases" + inherited + ", and beyond chance to databases it never saw."
 	}
 	for _, split := range []string{training.SplitTrain, training.SplitHeldout} {
 		sft, okS := s[split][training.PolicySFT]
@@ -133,6 +144,36 @@ func Findings(s training.EvalSummary) string {
 		}
 	}
 	return out + summary
+}
+
+// sinceStart compares the last trained policy with the model the run
+// started from (training.PolicyUntrained) on the splits where that model
+// succeeds at all: what the run's own training changed, as opposed to what
+// the model could already do (a pre-trained base can answer held-out
+// questions before SFT and GRPO). It returns "" when the summary has no
+// untrained policy.
+func sinceStart(s training.EvalSummary, last string) string {
+	var parts []string
+	var started []string
+	for _, split := range training.Splits {
+		base, okB := s[split][training.PolicyUntrained]
+		r, okR := s[split][last]
+		if !okB || !okR || (base.GreedySuccess == 0 && base.SampledSuccess == 0) {
+			continue
+		}
+		started = append(started, fmt.Sprintf("%.0f %% of the %s", 100*base.GreedySuccess, splitTitles[split]))
+		d, se := difference(r, base)
+		if se > 0 {
+			parts = append(parts, fmt.Sprintf("by %+.1f points (%.1f standard errors) on the %s", 100*d, d/se, splitTitles[split]))
+		} else {
+			parts = append(parts, fmt.Sprintf("by %+.1f points on the %s", 100*d, splitTitles[split]))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" The model the run started from already succeeded greedily on %s; this run's training changed sampled success %s.",
+		strings.Join(started, " and "), strings.Join(parts, " and "))
 }
 
 // difference is a's sampled success minus b's and its standard error:

@@ -76,6 +76,24 @@ func TestFindings(t *testing.T) {
 	if got := Findings(paired); !strings.Contains(got, "held-out questions (training databases) by 5.0 points (3.1 standard errors)") {
 		t.Errorf("a paired gain of 5 points on 40 questions is reported as:\n%s", got)
 	}
+	// A pre-trained base that already answers held-out questions: the
+	// findings credit it, and state what the run itself changed.
+	pretrained := summaryOf(map[string]map[string][3]float64{
+		training.SplitTrain:   {"random": {0, 0.01, 0.01}, "untrained": {0.65, 0.60, 0.03}, "sft": {0.75, 0.70, 0.03}, "grpo": {0.80, 0.72, 0.03}},
+		training.SplitHeldout: {"random": {0, 0, 0}, "untrained": {0.62, 0.55, 0.03}, "sft": {0.61, 0.57, 0.03}, "grpo": {0.63, 0.58, 0.03}},
+		training.SplitUnseen:  {"random": {0.02, 0.01, 0.005}, "untrained": {0, 0, 0}, "sft": {0, 0, 0}, "grpo": {0, 0, 0}},
+	})
+	got = Findings(pretrained)
+	for _, want := range []string{"already succeeded greedily on 65 % of the training questions and 62 % of the held-out questions (training databases)",
+		"changed sampled success by +12.0 points (2.8 standard errors) on the training questions and by +3.0 points (0.7 standard errors) on the held-out",
+		"generalises to new questions about its training databases (as the model the run started from already did), not to other databases"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("findings lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(sinceStart(pretrained, "grpo"), "unseen") || strings.Contains(Findings(generalises), "started from") {
+		t.Errorf("a split where the starting model never succeeds, or a summary without it, is compared with it:\n%s", got)
+	}
 	if got := Findings(training.EvalSummary{}); !strings.Contains(got, "No trained model") {
 		t.Errorf("empty summary: %s", got)
 	}

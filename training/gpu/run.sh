@@ -24,6 +24,7 @@
 #   go_trainstep                     Go forward+backward+AdamW, 16 x 512 tokens
 #   grpo_step                        full GRPO steps (8 questions x 4 generations with the environment)
 #   train_tiny                       a short real run of `train` (tiny preset) on the GPU backend
+#   train_preset                     the notebook's preset (`train -preset tiny -seed 42 all`) on the GPU backend, timed
 #   grpo_compare_tf32, go_golden_tf32, qwen3_suite   the same checks with TF32 on; the whole
 #                                    training/qwen3 test suite on XLA
 # Then summary.py writes summary.md / summary.json (ratios, memory-bandwidth bound from the GPU's
@@ -186,6 +187,7 @@ if [ "$dry" = 1 ]; then
              -length_bucket 64 -micro_batch 2)
   torch_args=(--shape tiny --batches "1,4" --prompt_len 16 --new_tokens 8 --train_batch 2 --seq 64 --device cpu)
   large_args=(--shape 1.7b --layers 2 --device cpu)
+  preset_args=(-max_steps 2 -sft_max_questions 8 -sft_epochs 1 -max_eval_questions 2 -eval_steps 0)
 else
   shape=1.7b
   decode_args=(-batch "1,16,64" -prompt_len 128 -new_tokens 128 -reps 3)
@@ -196,6 +198,7 @@ else
              -length_bucket 512 -micro_batch 1)
   torch_args=(--shape 1.7b --batches "1,16,64" --prompt_len 128 --new_tokens 128 --train_batch 16 --seq 512)
   large_args=(--shape 1.7b)
+  preset_args=()   # the notebook's preset as it is
 fi
 qdir=training/qwen3
 large_dir="$root/$qdir/testdata/golden_1.7b"
@@ -248,6 +251,12 @@ gostep train_tiny 240:60 train_tiny.log "$BIN/train" -model_name tiny -backend "
   -max_steps 4 -logging_steps 1 -sft_max_questions 8 -sft_epochs 1 -max_train_questions 32 -max_eval_questions 4 \
   -max_new_tokens 48 -max_completion_length 144 -step_budget 4 -learning_rate 1e-4 all
 [ -f "$R/train_tiny/metrics.jsonl" ] && cp "$R/train_tiny/metrics.jsonl" "$R/train_tiny_metrics.jsonl"
+# The notebook's CPU preset (the pre-trained tiny base, SFT, GRPO, every evaluation; seed 42 as the notebook) on
+# the GPU backend: its wall time is status.tsv's seconds; its evaluations are in the log.
+gostep train_preset 420:120 train_preset.log "$BIN/train" -preset tiny -seed 42 -backend "$XLA" \
+  -output_dir "$R/train_preset" "${preset_args[@]}" all
+[ -f "$R/train_preset/eval_summary.json" ] && cp "$R/train_preset/eval_summary.json" "$R/train_preset_eval_summary.json"
+[ -f "$R/train_preset/metrics.jsonl" ] && cp "$R/train_preset/metrics.jsonl" "$R/train_preset_metrics.jsonl"
 
 # ---- extras while time is left: TF32 on, and the whole qwen3 suite on the GPU ----
 gostep grpo_compare_tf32 60:30 grpo_compare_tf32.log env -C training TRAINING_COMPARE_BACKEND="$XLA" \
@@ -259,7 +268,7 @@ gostep qwen3_suite 150:40 go_qwen3_suite.log env -C "$qdir" QWEN3_TEST_BACKEND="
 
 # ---- summary and results ----
 [ -n "${smi_pid:-}" ] && kill "$smi_pid" 2>/dev/null
-rm -rf "$R/train_tiny/checkpoint-"* "$R/train_tiny/sft/checkpoint-"* 2>/dev/null
+rm -rf "$R/train_tiny/checkpoint-"* "$R/train_tiny/sft/checkpoint-"* "$R/train_preset/checkpoint-"* "$R/train_preset/sft/checkpoint-"* 2>/dev/null
 for d in golden_tiny golden_1.7b; do
   if [ -d "$qdir/testdata/$d" ]; then
     mkdir -p "$R/$d"

@@ -240,6 +240,27 @@ def main():
         summary["train_tiny"] = recs
         lines.append("")
 
+    # The notebook's preset on the GPU backend.
+    plog = read(d, "train_preset.log")
+    if plog:
+        secs = next((st["seconds"] for st in summary.get("steps", []) if st["step"] == "train_preset"), None)
+        result = next((st["result"] for st in summary.get("steps", []) if st["step"] == "train_preset"), None)
+        lines += ["## The notebook's preset on the GPU backend (`train -preset tiny -seed 42 all`)", "",
+                  f"- wall time: {fmt(secs)} s ({fmt(result)}; the CPU numbers are in BENCHMARKS.md, \"notebooks — wall time\")"]
+        evals = re.findall(r"\b(random|untrained|sft|grpo) +on ([a-z_]+): +(greedy [^\r\n]*)", plog)
+        lines += [f"- {p} on {sp}: {r}" for p, sp, r in evals]
+        recs = []
+        for line in read(d, "train_preset_metrics.jsonl").strip().splitlines():
+            try:
+                recs.append(json.loads(line))
+            except ValueError:
+                pass
+        times = [r["step_time"] for r in recs if "step_time" in r]
+        if times:
+            lines.append(f"- GRPO step: mean {sum(times) / len(times):.3f} s over {len(times)} logged steps")
+        summary["train_preset"] = {"seconds": secs, "result": result, "evaluations": evals, "grpo_step_times": times}
+        lines.append("")
+
     text = "\n".join(lines)
     print(text)
     if a.json:

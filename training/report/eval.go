@@ -161,7 +161,7 @@ func sinceStart(s training.EvalSummary, last string) string {
 		if !okB || !okR || (base.GreedySuccess == 0 && base.SampledSuccess == 0) {
 			continue
 		}
-		started = append(started, fmt.Sprintf("%.0f %% of the %s", 100*base.GreedySuccess, splitTitles[split]))
+		started = append(started, fmt.Sprintf("on the %s %.0f %% greedily (%.0f %% sampled)", splitTitles[split], 100*base.GreedySuccess, 100*base.SampledSuccess))
 		d, se := difference(r, base)
 		if se > 0 {
 			parts = append(parts, fmt.Sprintf("by %+.1f points (%.1f standard errors) on the %s", 100*d, d/se, splitTitles[split]))
@@ -172,7 +172,7 @@ func sinceStart(s training.EvalSummary, last string) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" The model the run started from already succeeded greedily on %s; this run's training changed sampled success %s.",
+	return fmt.Sprintf(" The model the run started from already succeeded %s; this run's training changed sampled success %s.",
 		strings.Join(started, " and "), strings.Join(parts, " and "))
 }
 

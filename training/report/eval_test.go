@@ -84,7 +84,7 @@ func TestFindings(t *testing.T) {
 		training.SplitUnseen:  {"random": {0.02, 0.01, 0.005}, "untrained": {0, 0, 0}, "sft": {0, 0, 0}, "grpo": {0, 0, 0}},
 	})
 	got = Findings(pretrained)
-	for _, want := range []string{"already succeeded greedily on 65 % of the training questions and 62 % of the held-out questions (training databases)",
+	for _, want := range []string{"already succeeded on the training questions 65 % greedily (60 % sampled) and on the held-out questions (training databases) 62 % greedily (55 % sampled)",
 		"changed sampled success by +12.0 points (2.8 standard errors) on the training questions and by +3.0 points (0.7 standard errors) on the held-out",
 		"generalises to new questions about its training databases (as the model the run started from already did), not to other databases"} {
 		if !strings.Contains(got, want) {

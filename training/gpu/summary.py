@@ -45,6 +45,17 @@ def read(d, name):
         return ""
 
 
+def read_jsonl(d, name):
+    """The JSON records of a .jsonl file, skipping lines that do not parse (a run cut short)."""
+    recs = []
+    for line in read(d, name).strip().splitlines():
+        try:
+            recs.append(json.loads(line))
+        except ValueError:
+            pass
+    return recs
+
+
 def fmt(x, spec=".3g"):
     if x is None:
         return "–"
@@ -217,15 +228,9 @@ def main():
         summary["grpo_step"] = gs.get("results")
 
     # Short training run.
-    metrics = read(d, "train_tiny_metrics.jsonl").strip().splitlines()
+    recs = read_jsonl(d, "train_tiny_metrics.jsonl")
     tlog = read(d, "train_tiny.log")
-    if metrics or tlog:
-        recs = []
-        for line in metrics:
-            try:
-                recs.append(json.loads(line))
-            except ValueError:
-                pass
+    if recs or tlog:
         lines += ["## Short GRPO run with `train` on the GPU backend (tiny preset)", ""]
         if recs:
             lines.append("| step | reward | success | loss | grad norm | step s |")
@@ -243,19 +248,13 @@ def main():
     # The notebook's preset on the GPU backend.
     plog = read(d, "train_preset.log")
     if plog:
-        secs = next((st["seconds"] for st in summary.get("steps", []) if st["step"] == "train_preset"), None)
-        result = next((st["result"] for st in summary.get("steps", []) if st["step"] == "train_preset"), None)
+        st = next((st for st in summary.get("steps", []) if st["step"] == "train_preset"), {})
+        secs, result = st.get("seconds"), st.get("result")
         lines += ["## The notebook's preset on the GPU backend (`train -preset tiny -seed 42 all`)", "",
                   f"- wall time: {fmt(secs)} s ({fmt(result)}; the CPU numbers are in BENCHMARKS.md, \"notebooks — wall time\")"]
         evals = re.findall(r"\b(random|untrained|sft|grpo) +on ([a-z_]+): +(greedy [^\r\n]*)", plog)
         lines += [f"- {p} on {sp}: {r}" for p, sp, r in evals]
-        recs = []
-        for line in read(d, "train_preset_metrics.jsonl").strip().splitlines():
-            try:
-                recs.append(json.loads(line))
-            except ValueError:
-                pass
-        times = [r["step_time"] for r in recs if "step_time" in r]
+        times = [r["step_time"] for r in read_jsonl(d, "train_preset_metrics.jsonl") if "step_time" in r]
         if times:
             lines.append(f"- GRPO step: mean {sum(times) / len(times):.3f} s over {len(times)} logged steps")
         summary["train_preset"] = {"seconds": secs, "result": result, "evaluations": evals, "grpo_step_times": times}

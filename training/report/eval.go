@@ -91,8 +91,7 @@ func Findings(s training.EvalSummary) string {
 			continue
 		}
 		rnd := s[split][training.PolicyRandom]
-		d, se := difference(r, rnd)
-		beats[split] = d > 2*se
+		beats[split] = beatsRandom(s, split, last)
 		verdict := "no better than the random policy"
 		switch {
 		case beats[split] && r.GreedySuccess >= 0.5:
@@ -113,10 +112,8 @@ func Findings(s training.EvalSummary) string {
 	// Where the model the run started from already generalised, the
 	// credit is pre-training's, and the summary says so.
 	inherited := ""
-	if base, ok := s[training.SplitHeldout][training.PolicyUntrained]; ok {
-		if d, se := difference(base, s[training.SplitHeldout][training.PolicyRandom]); d > 2*se {
-			inherited = " (as the model the run started from already did)"
-		}
+	if beatsRandom(s, training.SplitHeldout, training.PolicyUntrained) {
+		inherited = " (as the model the run started from already did)"
 	}
 	summary := ""
 	switch {
@@ -144,6 +141,17 @@ func Findings(s training.EvalSummary) string {
 		}
 	}
 	return out + summary
+}
+
+// beatsRandom reports whether policy's sampled success on split exceeds
+// the random policy's by more than two standard errors of the difference.
+func beatsRandom(s training.EvalSummary, split, policy string) bool {
+	r, ok := s[split][policy]
+	if !ok {
+		return false
+	}
+	d, se := difference(r, s[split][training.PolicyRandom])
+	return d > 2*se
 }
 
 // sinceStart compares the last trained policy with the model the run

@@ -14,7 +14,7 @@ import (
 // held-out questions; a random agent: none). The held-out split samples
 // every question template of the tiny preset (easy and medium lookups,
 // joins and aggregates), not a few easy ones. Greedy decoding on the CPU is deterministic;
-// here the shipped base solves 7 of these 40 questions and copies 25 of
+// here the shipped base solves 30 of these 40 questions and copies 50 of
 // their 57 constants (AMD EPYC, Zen 1, AVX2, 2 threads). The floors below
 // sit under that, so that another CPU's float rounding, which may flip a
 // close call or two, does not fail the test, while a memorising model
@@ -55,7 +55,7 @@ func TestShippedBaseAnswersHeldOutQuestions(t *testing.T) {
 	if len(qs) != 40 || total < 20 {
 		t.Fatalf("%d held-out questions with %d constants: the split is not the one this test was written for", len(qs), total)
 	}
-	const minSolved, minCopied = 4, 0.3 // see the comment above
+	const minSolved, minCopied = 24, 0.75 // see the comment above
 	if solved < minSolved {
 		t.Errorf("the shipped base solves %d of %d held-out questions greedily, want at least %d", solved, len(qs), minSolved)
 	}

@@ -73,7 +73,7 @@ type options struct {
 // Defaults of the shipped model (provenance.json records what was used).
 const (
 	defaultInstances   = 160
-	defaultPerInstance = 150
+	defaultPerInstance = 0 // every easy and medium question of each instance
 	// defaultLengthGroupBatches: plain shuffles (grouping by length is
 	// faster, but SFT learned a little worse with it; BENCHMARKS.md).
 	defaultLengthGroupBatches = 0

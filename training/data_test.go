@@ -111,13 +111,21 @@ func TestEvalSample(t *testing.T) {
 	}
 }
 
-func TestCheckActionLengths(t *testing.T) {
-	samples := []Sample{{Mask: []int32{0, 0, 1, 1, 1}}, {Mask: []int32{0, 1, 1, 1, 1, 1, 1}}, {Mask: []int32{0, 1}}}
-	if w := CheckActionLengths(samples, 6); w != "" {
+func TestCheckTokenBudgets(t *testing.T) {
+	// Two episodes: turns of 3 and 6 action tokens (9 in all), and one of 1.
+	samples := []Sample{{Mask: []int32{0, 0, 1, 1, 1}}, {Mask: []int32{0, 1, 1, 1, 1, 1, 1}}, {Mask: []int32{0, 1}, Episode: 1}}
+	if w := CheckTokenBudgets(samples, 6, 9); w != "" {
 		t.Fatalf("all fit, got warning %q", w)
 	}
-	w := CheckActionLengths(samples, 4)
-	if !containsAll(w, "1 of 3", "max_new_tokens = 4", "at least 6") {
+	w := CheckTokenBudgets(samples, 4, 9)
+	if !containsAll(w, "1 of 3 oracle actions", "max_new_tokens = 4", "at least 6") || strings.Contains(w, "max_completion_length") {
+		t.Fatalf("warning %q", w)
+	}
+	w = CheckTokenBudgets(samples, 6, 8)
+	if !containsAll(w, "1 of 2 oracle episodes", "max_completion_length = 8", "at least 9") || strings.Contains(w, "max_new_tokens") {
+		t.Fatalf("warning %q", w)
+	}
+	if w = CheckTokenBudgets(samples, 5, 2); !containsAll(w, "max_new_tokens = 5", "max_completion_length = 2") {
 		t.Fatalf("warning %q", w)
 	}
 }

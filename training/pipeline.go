@@ -58,6 +58,9 @@ type Pipeline struct {
 	questionsPath, evalQuestionsPath string
 	// envServers spreads episodes over env_servers (nil: in process).
 	envServers *client.Pool
+	// budgetsChecked holds the evaluation splits whose questions were
+	// checked against the generation budgets (checkSplitBudgets).
+	budgetsChecked map[string]bool
 }
 
 // NewPipeline validates cfg, loads the questions (the bundled dataset unless

@@ -27,15 +27,16 @@ func (p *Pipeline) RunSFT(ctx context.Context, log *RunLog) error {
 
 // oracleTrainer plays the oracle on qs and returns an SFT trainer on those
 // trajectories (the SFT settings; checkpoints under output_dir/subdir) and
-// the number of samples. It warns when an oracle action is longer than
-// max_new_tokens.
+// the number of samples. It warns when the oracle's actions do not fit the
+// generation budgets (CheckTokenBudgets): the model would learn actions it
+// cannot finish.
 func (p *Pipeline) oracleTrainer(ctx context.Context, qs []dataset.QuestionRecord, subdir string, log *RunLog) (*SFTTrainer, int, error) {
 	samples, err := p.oracleSamples(ctx, qs)
 	if err != nil {
 		return nil, 0, err
 	}
-	if warning := CheckActionLengths(samples, p.Config.MaxNewTokens); warning != "" {
-		fmt.Fprintln(os.Stderr, "warning:", warning)
+	if warning := CheckTokenBudgets(samples, p.Config.MaxNewTokens, p.Config.MaxCompletionLength); warning != "" {
+		fmt.Fprintln(os.Stderr, "warning: SFT:", warning+": the model learns actions it cannot finish")
 	}
 	cfg := p.Config
 	cfg.OutputDir = filepath.Join(p.Config.OutputDir, subdir)
@@ -162,12 +163,45 @@ func (p *Pipeline) EvaluateSplit(ctx context.Context, policy, split string) (Spl
 	if policy == PolicyRandom {
 		r, err = p.evaluateRandom(ctx, qs)
 	} else {
+		p.checkSplitBudgets(ctx, split, qs)
 		r, err = p.evaluateModel(ctx, qs)
 	}
 	if err != nil {
 		return r, fmt.Errorf("evaluate %s on %s: %w", policy, split, withOOMHint(err))
 	}
 	return r, nil
+}
+
+// checkSplitBudgets prints splitBudgetWarning's warning, once per split and
+// pipeline.
+func (p *Pipeline) checkSplitBudgets(ctx context.Context, split string, qs []dataset.QuestionRecord) {
+	if p.budgetsChecked[split] || p.Roller == nil {
+		return
+	}
+	if p.budgetsChecked == nil {
+		p.budgetsChecked = map[string]bool{}
+	}
+	p.budgetsChecked[split] = true
+	if warning := p.splitBudgetWarning(ctx, split, qs); warning != "" {
+		fmt.Fprintln(os.Stderr, "warning:", warning)
+	}
+}
+
+// splitBudgetWarning says, when the oracle's episodes on a split's questions
+// do not fit the generation budgets (CheckTokenBudgets), that the questions
+// needing longer actions or episodes cannot be solved: the budget, not the
+// model, would cap the split's success. The oracle plays without the model
+// (a second or so); a question the oracle cannot play is left to the
+// evaluation to report.
+func (p *Pipeline) splitBudgetWarning(ctx context.Context, split string, qs []dataset.QuestionRecord) string {
+	samples, err := p.oracleSamples(ctx, qs)
+	if err != nil {
+		return ""
+	}
+	if w := CheckTokenBudgets(samples, p.Config.MaxNewTokens, p.Config.MaxCompletionLength); w != "" {
+		return fmt.Sprintf("evaluation split %s: %s: no policy can solve the questions that need them", split, w)
+	}
+	return ""
 }
 
 func (p *Pipeline) evaluateModel(ctx context.Context, qs []dataset.QuestionRecord) (SplitResult, error) {

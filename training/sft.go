@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/gomlx/compute/dtypes"
 	. "github.com/gomlx/gomlx/core/graph"
@@ -366,26 +367,44 @@ func (l *Learner) NLLStep(batch []Sample, microBatches, lengthBucket int, lr flo
 	return res, nil
 }
 
-// CheckActionLengths compares the oracle's actions (the completions of SFT
-// samples) with max_new_tokens: it returns "" when every action fits, and
-// otherwise a warning that says how many do not and the value that fits
-// them all — a model trained on actions it can never finish cuts them off
-// when it plays.
-func CheckActionLengths(samples []Sample, maxNewTokens int) string {
-	longest, over := 0, 0
+// CheckTokenBudgets compares the oracle's episodes (SFT samples: one per
+// turn, the completion its action) with the generation budgets: each
+// action with max_new_tokens and each episode's actions together with
+// max_completion_length. It returns "" when everything fits, and otherwise
+// a warning that says how many actions or episodes do not and the values
+// that fit them all. A model cannot finish an action longer than
+// max_new_tokens, nor answer after its episode has used up
+// max_completion_length, so the questions that need them are lost to the
+// budget whatever the model learns.
+func CheckTokenBudgets(samples []Sample, maxNewTokens, maxCompletionLength int) string {
+	longestTurn, overTurn := 0, 0
+	episodes := map[int]int{}
 	for _, s := range samples {
 		n := 0
 		for _, m := range s.Mask {
 			n += int(m)
 		}
-		longest = max(longest, n)
+		longestTurn = max(longestTurn, n)
 		if n > maxNewTokens {
-			over++
+			overTurn++
+		}
+		episodes[s.Episode] += n
+	}
+	longestEpisode, overEpisode := 0, 0
+	for _, n := range episodes {
+		longestEpisode = max(longestEpisode, n)
+		if maxCompletionLength > 0 && n > maxCompletionLength {
+			overEpisode++
 		}
 	}
-	if over == 0 {
-		return ""
+	var msgs []string
+	if overTurn > 0 {
+		msgs = append(msgs, fmt.Sprintf("%d of %d oracle actions are longer than max_new_tokens = %d (the longest has %d tokens, end of turn included); set max_new_tokens to at least %d",
+			overTurn, len(samples), maxNewTokens, longestTurn, longestTurn))
 	}
-	return fmt.Sprintf("%d of %d oracle actions are longer than max_new_tokens = %d (the longest has %d tokens, end of turn included): "+
-		"the model learns actions it cannot finish; set max_new_tokens to at least %d", over, len(samples), maxNewTokens, longest, longest)
+	if overEpisode > 0 {
+		msgs = append(msgs, fmt.Sprintf("%d of %d oracle episodes write more than max_completion_length = %d tokens (the longest %d); set max_completion_length to at least %d",
+			overEpisode, len(episodes), maxCompletionLength, longestEpisode, longestEpisode))
+	}
+	return strings.Join(msgs, "; ")
 }

@@ -17,18 +17,9 @@ import (
 // other databases' names split into many more tokens: the unseen split is
 // where a budget that fits the training questions falls short.
 func TestTinyPresetFitsEveryOracleEpisode(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loads the shipped base model (-short)")
-	}
 	ctx := context.Background()
-	cfg := DefaultGRPOConfig()
-	TinyPreset(&cfg)
-	cfg.OutputDir = t.TempDir()
-	p, err := NewPipeline(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := tinyPresetPipeline(t, nil)
+	cfg := p.Config
 	for _, split := range Splits {
 		qs, err := p.EvalQuestions(split)
 		if err != nil {
@@ -70,18 +61,8 @@ func TestTinyPresetFitsEveryOracleEpisode(t *testing.T) {
 // max_completion_length 240 on the unseen databases), and stays silent on a
 // split that fits.
 func TestEvaluationWarnsOfBudgetsTooSmall(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loads the shipped base model (-short)")
-	}
 	ctx := context.Background()
-	cfg := DefaultGRPOConfig()
-	TinyPreset(&cfg)
-	cfg.OutputDir, cfg.MaxNewTokens, cfg.MaxCompletionLength = t.TempDir(), 96, 240
-	p, err := NewPipeline(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := tinyPresetPipeline(t, func(c *GRPOConfig) { c.MaxNewTokens, c.MaxCompletionLength = 96, 240 })
 	unseen, err := p.EvalQuestions(SplitUnseen)
 	if err != nil {
 		t.Fatal(err)
@@ -98,4 +79,27 @@ func TestEvaluationWarnsOfBudgetsTooSmall(t *testing.T) {
 	if w := p.splitBudgetWarning(ctx, SplitHeldout, heldout); w != "" {
 		t.Errorf("held-out questions fit max_new_tokens 96, got warning %q", w)
 	}
+}
+
+// tinyPresetPipeline returns a pipeline of the notebook's CPU preset
+// (TinyPreset, the shipped base model) writing to a temporary directory,
+// after edit (when not nil) has changed its configuration; it is closed at
+// the end of the test. Tests that use it skip under -short.
+func tinyPresetPipeline(t *testing.T, edit func(*GRPOConfig)) *Pipeline {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("loads the shipped base model (-short)")
+	}
+	cfg := DefaultGRPOConfig()
+	TinyPreset(&cfg)
+	cfg.OutputDir = t.TempDir()
+	if edit != nil {
+		edit(&cfg)
+	}
+	p, err := NewPipeline(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
 }

@@ -15,23 +15,14 @@ import (
 // every question template of the tiny preset (easy and medium lookups,
 // joins and aggregates), not a few easy ones. Greedy decoding on the CPU is deterministic;
 // here the shipped base solves 30 of these 40 questions and copies 50 of
-// their 57 constants (AMD EPYC, Zen 1, AVX2, 2 threads). The floors below
+// their 57 constants (AMD EPYC Zen 1 with AVX2 and Intel Xeon with AVX-512
+// alike, 2 threads). The floors below
 // sit under that, so that another CPU's float rounding, which may flip a
 // close call or two, does not fail the test, while a memorising model
 // cannot reach them.
 func TestShippedBaseAnswersHeldOutQuestions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("plays the shipped base model (-short)")
-	}
 	ctx := context.Background()
-	cfg := DefaultGRPOConfig()
-	TinyPreset(&cfg)
-	cfg.OutputDir, cfg.MaxEvalQuestions, cfg.EvalSamples = t.TempDir(), 40, 0
-	p, err := NewPipeline(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := tinyPresetPipeline(t, func(c *GRPOConfig) { c.MaxEvalQuestions, c.EvalSamples = 40, 0 })
 	qs, err := p.EvalQuestions(SplitHeldout)
 	if err != nil {
 		t.Fatal(err)

@@ -377,34 +377,51 @@ func (l *Learner) NLLStep(batch []Sample, microBatches, lengthBucket int, lr flo
 // max_completion_length, so the questions that need them are lost to the
 // budget whatever the model learns.
 func CheckTokenBudgets(samples []Sample, maxNewTokens, maxCompletionLength int) string {
-	longestTurn, overTurn := 0, 0
-	episodes := map[int]int{}
-	for _, s := range samples {
-		n := 0
-		for _, m := range s.Mask {
-			n += int(m)
-		}
-		longestTurn = max(longestTurn, n)
-		if n > maxNewTokens {
-			overTurn++
-		}
-		episodes[s.Episode] += n
-	}
-	longestEpisode, overEpisode := 0, 0
-	for _, n := range episodes {
-		longestEpisode = max(longestEpisode, n)
-		if maxCompletionLength > 0 && n > maxCompletionLength {
-			overEpisode++
-		}
-	}
+	n := measureTokenNeeds(samples, maxNewTokens, maxCompletionLength)
 	var msgs []string
-	if overTurn > 0 {
+	if n.actionsOver > 0 {
 		msgs = append(msgs, fmt.Sprintf("%d of %d oracle actions are longer than max_new_tokens = %d (the longest has %d tokens, end of turn included); set max_new_tokens to at least %d",
-			overTurn, len(samples), maxNewTokens, longestTurn, longestTurn))
+			n.actionsOver, len(samples), maxNewTokens, n.longestAction, n.longestAction))
 	}
-	if overEpisode > 0 {
+	if n.episodesOver > 0 {
 		msgs = append(msgs, fmt.Sprintf("%d of %d oracle episodes write more than max_completion_length = %d tokens (the longest %d); set max_completion_length to at least %d",
-			overEpisode, len(episodes), maxCompletionLength, longestEpisode, longestEpisode))
+			n.episodesOver, n.episodes, maxCompletionLength, n.longestEpisode, n.longestEpisode))
 	}
 	return strings.Join(msgs, "; ")
+}
+
+// tokenNeeds is what the oracle's samples need of the generation budgets
+// (CheckTokenBudgets): the longest action (completion tokens of one sample,
+// end of turn included) and episode (its samples' completions together),
+// and how many of each are over max_new_tokens and max_completion_length.
+type tokenNeeds struct {
+	longestAction, longestEpisode int
+	actionsOver, episodesOver     int
+	episodes                      int
+}
+
+// measureTokenNeeds counts tokenNeeds; maxCompletionLength ≤ 0 means no
+// episode cap.
+func measureTokenNeeds(samples []Sample, maxNewTokens, maxCompletionLength int) tokenNeeds {
+	var n tokenNeeds
+	perEpisode := map[int]int{}
+	for _, s := range samples {
+		action := 0
+		for _, m := range s.Mask {
+			action += int(m)
+		}
+		n.longestAction = max(n.longestAction, action)
+		if action > maxNewTokens {
+			n.actionsOver++
+		}
+		perEpisode[s.Episode] += action
+	}
+	n.episodes = len(perEpisode)
+	for _, total := range perEpisode {
+		n.longestEpisode = max(n.longestEpisode, total)
+		if maxCompletionLength > 0 && total > maxCompletionLength {
+			n.episodesOver++
+		}
+	}
+	return n
 }

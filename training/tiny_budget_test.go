@@ -35,20 +35,9 @@ func TestTinyPresetFitsEveryOracleEpisode(t *testing.T) {
 		if len(samples) < len(qs) {
 			t.Fatalf("%s: %d oracle turns for %d questions", split, len(samples), len(qs))
 		}
-		longest, episodes := 0, map[int]int{}
-		for _, s := range samples {
-			n := 0
-			for _, m := range s.Mask {
-				n += int(m)
-			}
-			longest, episodes[s.Episode] = max(longest, n), episodes[s.Episode]+n
-		}
-		longestEpisode := 0
-		for _, n := range episodes {
-			longestEpisode = max(longestEpisode, n)
-		}
+		n := measureTokenNeeds(samples, cfg.MaxNewTokens, cfg.MaxCompletionLength)
 		t.Logf("%s: %d questions, %d oracle turns; longest action %d tokens (max_new_tokens %d), longest episode %d (max_completion_length %d)",
-			split, len(qs), len(samples), longest, cfg.MaxNewTokens, longestEpisode, cfg.MaxCompletionLength)
+			split, len(qs), len(samples), n.longestAction, cfg.MaxNewTokens, n.longestEpisode, cfg.MaxCompletionLength)
 		if w := CheckTokenBudgets(samples, cfg.MaxNewTokens, cfg.MaxCompletionLength); w != "" {
 			t.Errorf("%s: %s", split, w)
 		}

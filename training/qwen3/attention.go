@@ -24,18 +24,46 @@ func projectQKV(cfg Config, p layerParams, a, cos, sin *Node) (q, k, v *Node) {
 	return q, k, v
 }
 
+// keyLayout is how a tensor of keys is laid out.
+type keyLayout int
+
+const (
+	// keysByPosition is [B, nKV, S, D], as the keys are projected: each
+	// key's D values are contiguous.
+	keysByPosition keyLayout = iota
+	// keysByDim is [B, nKV, D, S]: each dimension's S values are
+	// contiguous. The generation's key cache is kept so on the pure-Go
+	// backend with AVX-512 (Model.keysInCache): its matrix product packs
+	// the right operand of q·kᵀ with vector code when that operand is
+	// [D, S] but element by element when it is [S, D] (30 % of an
+	// evaluation's CPU time); the AVX2 kernels are a little faster the
+	// other way (BENCHMARKS.md, "Decode attention and the key layout").
+	keysByDim
+)
+
+func (l keyLayout) String() string {
+	if l == keysByDim {
+		return "keys_by_dim"
+	}
+	return "keys_by_position"
+}
+
 // attend is causal grouped-query attention of queries q [B, T, nH, D] over
-// keys and values [B, nKV, S, D]; visible [B, T, S] (bool) says which keys
-// each query may see. It returns [B, T, nH·D]. Scores and softmax are
-// computed in float32.
-func attend(cfg Config, q, k, v, visible *Node) *Node {
+// keys k (laid out as layout says) and values v [B, nKV, S, D]; visible
+// [B, T, S] (bool) says which keys each query may see. It returns
+// [B, T, nH·D]. Scores and softmax are computed in float32.
+func attend(cfg Config, q, k *Node, layout keyLayout, v, visible *Node) *Node {
 	dims := q.Shape().Dimensions
 	b, t := dims[0], dims[1]
 	kvHeads, group, d := cfg.NumKeyValueHeads, cfg.NumAttentionHeads/cfg.NumKeyValueHeads, cfg.HeadDim
-	s := k.Shape().Dimensions[2]
+	s := v.Shape().Dimensions[2]
+	keyDim := 3 // the contracted axis of k: D
+	if layout == keysByDim {
+		keyDim = 2
+	}
 	// Query head h reads kv head h / group (transformers' repeat_kv).
-	q5 := TransposeAllAxes(Reshape(q, b, t, kvHeads, group, d), 0, 2, 3, 1, 4) // [B, nKV, G, T, D]
-	scores := dotGeneral(q5, []int{4}, []int{0, 1}, k, []int{3}, []int{0, 1})  // [B, nKV, G, T, S]
+	q5 := TransposeAllAxes(Reshape(q, b, t, kvHeads, group, d), 0, 2, 3, 1, 4)   // [B, nKV, G, T, D]
+	scores := dotGeneral(q5, []int{4}, []int{0, 1}, k, []int{keyDim}, []int{0, 1}) // [B, nKV, G, T, S]
 	scores = MulScalar(ConvertDType(scores, dtypes.Float32), 1/math.Sqrt(float64(d)))
 	mask := BroadcastToDims(Reshape(visible, b, 1, 1, t, s), b, kvHeads, group, t, s)
 	scores = Where(mask, scores, FillScalar(q.Graph(), scores.Shape(), maskedScore))

@@ -123,3 +123,47 @@ func reportCPU(b *testing.B, start time.Duration) {
 		b.ReportMetric(float64(used)/float64(wall), "cores")
 	}
 }
+
+// BenchmarkDecodeAttention times one decode step's attention of the tiny
+// preset's base model (8 heads of 32, one query per row) over a key and
+// value cache of 384 positions, for 256 rows, with the keys in each layout
+// (keysByDim is the one New picks on the pure-Go backend with AVX-512).
+func BenchmarkDecodeAttention(b *testing.B) {
+	cfg := TinyConfig(1024)
+	cfg.NumAttentionHeads, cfg.NumKeyValueHeads, cfg.HeadDim = 8, 8, 32
+	const rows, positions = 256, 384
+	heads, dim := cfg.NumAttentionHeads, cfg.HeadDim
+	fill := func(dims ...int) *tensors.Tensor {
+		t := tensors.FromShape(shapesOf(dtypes.Float32, dims...))
+		tensors.MutableFlatData(t, func(x []float32) {
+			for i := range x {
+				x[i] = float32((i*7919)%1000)/1000 - 0.5
+			}
+		})
+		return t
+	}
+	q, v := fill(rows, 1, heads, dim), fill(rows, heads, positions, dim)
+	visible := tensors.FromShape(shapesOf(dtypes.Bool, rows, 1, positions))
+	tensors.MutableFlatData(visible, func(x []bool) {
+		for i := range x {
+			x[i] = i%positions < 300
+		}
+	})
+	for _, layout := range []keyLayout{keysByPosition, keysByDim} {
+		k := fill(rows, heads, positions, dim)
+		if layout == keysByDim {
+			k = fill(rows, heads, dim, positions)
+		}
+		b.Run(layout.String(), func(b *testing.B) {
+			step := MustNewExec(testBackend, func(q, k, v, visible *Node) *Node {
+				return attend(cfg, q, k, layout, v, visible)
+			})
+			step.MustExec(q, k, v, visible) // compile
+			cpu := cpuTime()
+			for b.Loop() {
+				step.MustExec(q, k, v, visible)
+			}
+			reportCPU(b, cpu)
+		})
+	}
+}

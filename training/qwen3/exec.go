@@ -25,6 +25,10 @@ type Model struct {
 
 	execMu sync.Mutex
 	execs  map[string]*Exec
+
+	// keysInCache is the layout of the generation's key cache (see
+	// keysByDim).
+	keysInCache keyLayout
 }
 
 // New puts weights on backend as a model. The weights' dtype (float32,
@@ -58,6 +62,9 @@ func New(backend compute.Backend, w *Weights) (*Model, error) {
 		return nil, fmt.Errorf("qwen3: unsupported weight dtype %s (want float32, bfloat16 or float16)", m.DType)
 	}
 	m.weights = ts
+	if isGoBackend(backend) && goMatMulAVX512 {
+		m.keysInCache = keysByDim
+	}
 	noteHalfKernel(backend, m.DType)
 	return m, nil
 }

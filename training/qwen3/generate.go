@@ -533,7 +533,7 @@ func rowsOf(b Batch, s int, sourceOf []int32) (*tensors.Tensor, []int) {
 //
 // temps, each row's temperature, are inputs with per-row sampling only.
 func (m *Model) generationExecs(s sampling, plen, smax int) (prefill, decode *Exec, err error) {
-	cfg, n, L := m.Config, len(m.weights), m.Config.NumHiddenLayers
+	cfg, n, L, layout := m.Config, len(m.weights), m.Config.NumHiddenLayers, m.keysInCache
 	prefill, err = m.bucketedExec(fmt.Sprintf("prefill_%s_s%d", s.key(), smax), func(g *Graph, in []*Node) []*Node {
 		p := bindParams(cfg, in[:n])
 		ids, mask, positions, sourceOf, rng := in[n], in[n+1], in[n+2], in[n+3], in[n+4]
@@ -543,9 +543,13 @@ func (m *Model) generationExecs(s sampling, plen, smax int) (prefill, decode *Ex
 		visible := causalVisibility(mask)
 		var ks, vs []*Node
 		for _, lp := range p.layers {
-			h = decoderLayer(cfg, lp, h, cos, sin, func(k, v *Node) (*Node, *Node, *Node) {
+			h = decoderLayer(cfg, lp, h, cos, sin, keysByPosition, func(k, v *Node) (*Node, *Node, *Node) {
 				k, v = TransposeAllAxes(k, 0, 2, 1, 3), TransposeAllAxes(v, 0, 2, 1, 3) // [U, nKV, P, D]
-				ks, vs = append(ks, growTo(rowsOf(k), smax)), append(vs, growTo(rowsOf(v), smax))
+				cached := k
+				if layout == keysByDim {
+					cached = TransposeAllAxes(k, 0, 1, 3, 2) // [U, nKV, D, P]
+				}
+				ks, vs = append(ks, growTo(rowsOf(cached), positionAxis(layout), smax)), append(vs, growTo(rowsOf(v), 2, smax))
 				return k, v, visible
 			})
 		}
@@ -576,9 +580,15 @@ func (m *Model) generationExecs(s sampling, plen, smax int) (prefill, decode *Ex
 		zero := ScalarZero(g, dtypes.Int32)
 		var ks, vs []*Node
 		for l, lp := range p.layers {
-			h = decoderLayer(cfg, lp, h, cos, sin, func(k, v *Node) (*Node, *Node, *Node) {
-				k, v = TransposeAllAxes(k, 0, 2, 1, 3), TransposeAllAxes(v, 0, 2, 1, 3) // [B, nKV, 1, D]
-				kc := DynamicUpdateSlice(kCache[l], k, []*Node{zero, zero, slot, zero})
+			h = decoderLayer(cfg, lp, h, cos, sin, layout, func(k, v *Node) (*Node, *Node, *Node) {
+				v = TransposeAllAxes(v, 0, 2, 1, 3) // [B, nKV, 1, D]
+				kAt := []*Node{zero, zero, slot, zero}
+				if layout == keysByDim {
+					k, kAt = TransposeAllAxes(k, 0, 2, 3, 1), []*Node{zero, zero, zero, slot} // [B, nKV, D, 1]
+				} else {
+					k = TransposeAllAxes(k, 0, 2, 1, 3) // [B, nKV, 1, D]
+				}
+				kc := DynamicUpdateSlice(kCache[l], k, kAt)
 				vc := DynamicUpdateSlice(vCache[l], v, []*Node{zero, zero, slot, zero})
 				ks, vs = append(ks, kc), append(vs, vc)
 				return kc, vc, visible
@@ -594,13 +604,21 @@ func (m *Model) generationExecs(s sampling, plen, smax int) (prefill, decode *Ex
 	return prefill, decode, err
 }
 
-// growTo pads axis 2 of x [B, nKV, T, D] with zeros up to length s.
-func growTo(x *Node, s int) *Node {
-	t := x.Shape().Dimensions[2]
+// growTo pads x's axis with zeros up to length s.
+func growTo(x *Node, axis, s int) *Node {
+	t := x.Shape().Dimensions[axis]
 	if t == s {
 		return x
 	}
-	return GrowRight(x, 2, s-t, 0)
+	return GrowRight(x, axis, s-t, 0)
+}
+
+// positionAxis is the axis of the key positions in keys laid out so.
+func positionAxis(layout keyLayout) int {
+	if layout == keysByDim {
+		return 3
+	}
+	return 2
 }
 
 // sample draws the next token from float32 logits [B, V] and returns

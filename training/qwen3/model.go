@@ -11,11 +11,12 @@ func shapesOf(dtype dtypes.DType, dims ...int) shapes.Shape { return shapes.Make
 // decoderLayer applies one transformer block to h [B, T, H] with the keys and
 // values of this layer's attention given by kvFn, which receives the block's
 // own new keys and values [B, T, nKV, D] and returns what to attend over
-// ([B, nKV, S, D] each) with its visibility [B, T, S].
-func decoderLayer(cfg Config, p layerParams, h, cos, sin *Node, kvFn func(k, v *Node) (keys, values, visible *Node)) *Node {
+// (values [B, nKV, S, D], keys laid out as layout says) with its
+// visibility [B, T, S].
+func decoderLayer(cfg Config, p layerParams, h, cos, sin *Node, layout keyLayout, kvFn func(k, v *Node) (keys, values, visible *Node)) *Node {
 	q, k, v := projectQKV(cfg, p, rmsNorm(h, p.inputNorm, cfg.RMSNormEps), cos, sin)
 	keys, values, visible := kvFn(k, v)
-	h = Add(h, linear(attend(cfg, q, keys, values, visible), p.o, p.oBias))
+	h = Add(h, linear(attend(cfg, q, keys, layout, values, visible), p.o, p.oBias))
 	return Add(h, mlp(rmsNorm(h, p.postNorm, cfg.RMSNormEps), p))
 }
 
@@ -32,7 +33,7 @@ func decoderStack(cfg Config, p params, ids, positions, visible *Node) *Node {
 	h := embed(p, ids)
 	cos, sin := ropeCosSin(positions, cfg.HeadDim, cfg.RopeTheta, h.DType())
 	for _, lp := range p.layers {
-		h = decoderLayer(cfg, lp, h, cos, sin, func(k, v *Node) (*Node, *Node, *Node) {
+		h = decoderLayer(cfg, lp, h, cos, sin, keysByPosition, func(k, v *Node) (*Node, *Node, *Node) {
 			return TransposeAllAxes(k, 0, 2, 1, 3), TransposeAllAxes(v, 0, 2, 1, 3), visible
 		})
 	}

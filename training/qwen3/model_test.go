@@ -124,10 +124,20 @@ func tinyModel(t testing.TB, cfg Config, dtype dtypes.DType) *Model {
 
 // TestKVCacheMatchesFullForward: the logits of each decode step equal the
 // full forward pass's logits at that position, whatever the padding and the
-// other sequences of the batch.
+// other sequences of the batch, with the key cache in either layout (New
+// picks one by backend and CPU).
 func TestKVCacheMatchesFullForward(t *testing.T) {
-	cfg := TinyConfig(256)
-	m := tinyModel(t, cfg, dtypes.Float32)
+	for _, layout := range []keyLayout{keysByPosition, keysByDim} {
+		t.Run(layout.String(), func(t *testing.T) {
+			cfg := TinyConfig(256)
+			m := tinyModel(t, cfg, dtypes.Float32)
+			m.keysInCache = layout
+			checkKVCacheMatchesFullForward(t, m)
+		})
+	}
+}
+
+func checkKVCacheMatchesFullForward(t *testing.T, m *Model) {
 	prompts := [][]int32{{3, 4, 5, 6, 7}, {9}, {100, 101, 102}}
 	gen, err := m.Generate(context.Background(), prompts, GenerateOptions{MaxNewTokens: 6, LengthBucket: 4, keepLogits: true})
 	if err != nil {

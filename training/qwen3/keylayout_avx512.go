@@ -1,0 +1,17 @@
+//go:build amd64 && goexperiment.simd
+
+package qwen3
+
+import (
+	"simd/archsimd"
+
+	"github.com/gomlx/compute/support/envutil"
+)
+
+// goMatMulAVX512 reports whether the pure-Go backend multiplies matrices
+// with its AVX-512 kernels: the same test the backend makes (the CPU has
+// AVX-512 and $GOMLX_GO_SIMD_AVX512 does not turn it off).
+var goMatMulAVX512 = func() bool {
+	allowed, err := envutil.ReadBool(envutil.GoBackendSIMD_AVX512, true)
+	return err == nil && allowed && archsimd.X86.AVX512()
+}()

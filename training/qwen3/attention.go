@@ -62,7 +62,7 @@ func attend(cfg Config, q, k *Node, layout keyLayout, v, visible *Node) *Node {
 		keyDim = 2
 	}
 	// Query head h reads kv head h / group (transformers' repeat_kv).
-	q5 := TransposeAllAxes(Reshape(q, b, t, kvHeads, group, d), 0, 2, 3, 1, 4)   // [B, nKV, G, T, D]
+	q5 := TransposeAllAxes(Reshape(q, b, t, kvHeads, group, d), 0, 2, 3, 1, 4)     // [B, nKV, G, T, D]
 	scores := dotGeneral(q5, []int{4}, []int{0, 1}, k, []int{keyDim}, []int{0, 1}) // [B, nKV, G, T, S]
 	scores = MulScalar(ConvertDType(scores, dtypes.Float32), 1/math.Sqrt(float64(d)))
 	mask := BroadcastToDims(Reshape(visible, b, 1, 1, t, s), b, kvHeads, group, t, s)

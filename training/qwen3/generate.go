@@ -253,7 +253,14 @@ func (m *Model) generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 	}
 	batch := PadLeft(padded, opts.PadID, plen)
 
-	prefill, decode, err := m.generationExecs(s, plen, smax)
+	// The caches start short and grow as the longest sequence needs
+	// (cacheGrowth): a decode step's attention costs as many positions as
+	// the caches hold, and most sequences stop long before MaxNewTokens.
+	cacheLen := smax
+	if grow := m.cacheGrowth(opts); grow > 0 {
+		cacheLen = min(smax, plen+grow)
+	}
+	prefill, decode, err := m.generationExecs(s, plen, cacheLen)
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +287,7 @@ func (m *Model) generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 	L := m.Config.NumHiddenLayers
 	gen := &Generation{Tokens: make([][]int32, rows), LogProbs: make([][]float32, rows), Stopped: make([]bool, rows),
 		maxNew: opts.MaxNewTokens, batches: []int{bsz}}
-	promptMask, lengths := rowsOf(batch, smax, sourceOf)
+	promptMask, lengths := rowsOf(batch, sourceOf)
 	// rowOf maps each batch slot to its sequence (−1: a padding slot).
 	rowOf := make([]int, bsz)
 	for i := range rowOf {
@@ -316,6 +323,13 @@ func (m *Model) generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 		}
 		// Next step: feed the sampled tokens at their positions; the cache
 		// slot written is plen+step.
+		if plen+step == cacheLen {
+			grown := min(smax, cacheLen+m.cacheGrowth(opts))
+			if out, err = m.growCaches(out, grown); err != nil {
+				return nil, err
+			}
+			cacheLen = grown
+		}
 		b := len(rowOf)
 		positions := make([]int32, b)
 		for r := range positions {
@@ -325,7 +339,7 @@ func (m *Model) generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 		// the backend may update them in place instead of copying every
 		// layer's cache per generated token.
 		args := []any{out[0], tensors.FromFlatDataAndDimensions(positions, b), promptMask,
-			tensors.FromScalar(int32(plen)), tensors.FromScalar(int32(plen + step)), out[2]}
+			tensors.FromScalar(int32(plen + step)), out[2]}
 		for _, c := range out[len(out)-2*L:] {
 			d, err := DonateTensorBuffer(c, m.backend, 0)
 			if err != nil {
@@ -507,31 +521,76 @@ func promptKey(p []int32) []byte {
 	return b
 }
 
-// rowsOf widens the prefill batch's prompt mask [U, P] to the cache length
-// [B, S] (zeros after the prompt) for each row's prompt, and returns each
-// row's prompt length.
-func rowsOf(b Batch, s int, sourceOf []int32) (*tensors.Tensor, []int) {
+// rowsOf gives each row the prompt mask [B, P] of its prompt in the prefill
+// batch's [U, P], and returns each row's prompt length.
+func rowsOf(b Batch, sourceOf []int32) (*tensors.Tensor, []int) {
 	src := tensors.MustCopyFlatData[int32](b.Mask)
-	dst := make([]int32, len(sourceOf)*s)
+	dst := make([]int32, len(sourceOf)*b.T)
 	lengths := make([]int, len(sourceOf))
 	for r, u := range sourceOf {
-		copy(dst[r*s:], src[int(u)*b.T:(int(u)+1)*b.T])
+		copy(dst[r*b.T:], src[int(u)*b.T:(int(u)+1)*b.T])
 		lengths[r] = b.Lengths[u]
 	}
-	return tensors.FromFlatDataAndDimensions(dst, len(sourceOf), s), lengths
+	return tensors.FromFlatDataAndDimensions(dst, len(sourceOf), b.T), lengths
+}
+
+// cacheGrowth is how many positions the KV caches start with past the
+// prompts, and grow by when a sequence reaches their end: on the pure-Go
+// backend, the generation length bucket but at least 64 (measured in
+// BENCHMARKS.md, "Generation's KV caches grow as needed"); elsewhere 0, the
+// caches holding prompt + MaxNewTokens from the start (each cache length is
+// another compiled decode program, which XLA takes seconds to compile).
+func (m *Model) cacheGrowth(opts GenerateOptions) int {
+	if !isGoBackend(m.backend) {
+		return 0
+	}
+	bucket := opts.LengthBucket
+	if bucket <= 0 {
+		bucket = 64
+	}
+	return roundUp(64, bucket)
+}
+
+// growCaches pads the KV caches of a step's outputs with zeros up to s
+// positions.
+func (m *Model) growCaches(out []*tensors.Tensor, s int) ([]*tensors.Tensor, error) {
+	L := m.Config.NumHiddenLayers
+	grow, err := m.bucketedExec(fmt.Sprintf("grow_caches_s%d", s), func(g *Graph, in []*Node) []*Node {
+		caches := in[len(m.weights):]
+		res := make([]*Node, len(caches))
+		for i, c := range caches {
+			axis := 2
+			if i < L {
+				axis = positionAxis(m.keysInCache)
+			}
+			res[i] = growTo(c, axis, s)
+		}
+		return res
+	})
+	if err != nil {
+		return nil, err
+	}
+	caches, err := m.call(grow, out[len(out)-2*L:]...)
+	if err != nil {
+		return nil, fmt.Errorf("qwen3: grow the KV caches to %d positions: %w", s, err)
+	}
+	return append(slices.Clone(out[:len(out)-2*L]), caches...), nil
 }
 
 // generationExecs builds the prefill and decode programs for one sampling setup.
 //
 //	prefill(weights…, ids [U,P], mask [U,P], positions [U,P], sourceOf [B], rng, (temps [B])) →
-//	    token [B], logp [B], rng, (logits [B,V]), K₀…K_{L−1}, V₀…V_{L−1} each [B, nKV, S, D]
+//	    token [B], logp [B], rng, (logits [B,V]), K₀…K_{L−1}, V₀…V_{L−1}
 //
 // The prefill computes U prompts and gives row b the caches and next-token
-// distribution of prompt sourceOf[b].
+// distribution of prompt sourceOf[b]. The caches hold smax positions:
+// values [B, nKV, S, D], keys laid out as m.keysInCache says.
 //
-//	decode(weights…, token [B], position [B], promptMask [B,S], plen, slot, rng, K…, V…, (temps [B])) → same outputs
+//	decode(weights…, token [B], position [B], promptMask [B,P], slot, rng, K…, V…, (temps [B])) → same outputs
 //
-// temps, each row's temperature, are inputs with per-row sampling only.
+// The decode step takes caches of any length (they grow between steps,
+// growCaches). temps, each row's temperature, are inputs with per-row
+// sampling only.
 func (m *Model) generationExecs(s sampling, plen, smax int) (prefill, decode *Exec, err error) {
 	cfg, n, L, layout := m.Config, len(m.weights), m.Config.NumHiddenLayers, m.keysInCache
 	prefill, err = m.bucketedExec(fmt.Sprintf("prefill_%s_s%d", s.key(), smax), func(g *Graph, in []*Node) []*Node {
@@ -565,18 +624,18 @@ func (m *Model) generationExecs(s sampling, plen, smax int) (prefill, decode *Ex
 	if err != nil {
 		return nil, nil, err
 	}
-	decode, err = m.bucketedExec(fmt.Sprintf("decode_%s_s%d", s.key(), smax), func(g *Graph, in []*Node) []*Node {
+	decode, err = m.bucketedExec("decode_"+s.key(), func(g *Graph, in []*Node) []*Node {
 		p := bindParams(cfg, in[:n])
-		token, position, promptMask, promptLen, slot, rng := in[n], in[n+1], in[n+2], in[n+3], in[n+4], in[n+5]
-		kCache, vCache := in[n+6:n+6+L], in[n+6+L:n+6+2*L]
+		token, position, promptMask, slot, rng := in[n], in[n+1], in[n+2], in[n+3], in[n+4]
+		kCache, vCache := in[n+5:n+5+L], in[n+5+L:n+5+2*L]
 		b := token.Shape().Dimensions[0]
+		plen, smax := promptMask.Shape().Dimensions[1], vCache[0].Shape().Dimensions[2]
 		h := embed(p, Reshape(token, b, 1))
 		cos, sin := ropeCosSin(Reshape(position, b, 1), cfg.HeadDim, cfg.RopeTheta, h.DType())
-		// Key slot j is visible if it holds a real prompt token, or a
-		// generated one: promptLen ≤ j ≤ slot.
-		j := Iota(g, shapesOf(dtypes.Int32, b, smax), 1)
-		generated := LogicalAnd(GreaterOrEqual(j, promptLen), LessOrEqual(j, slot))
-		visible := Reshape(LogicalOr(isReal(promptMask), generated), b, 1, smax)
+		// Key slot j is visible if it holds a real prompt token (j < plen),
+		// or a generated one: plen ≤ j ≤ slot.
+		j := AddScalar(Iota(g, shapesOf(dtypes.Int32, b, smax-plen), 1), plen)
+		visible := Reshape(Concatenate([]*Node{isReal(promptMask), LessOrEqual(j, slot)}, 1), b, 1, smax)
 		zero := ScalarZero(g, dtypes.Int32)
 		var ks, vs []*Node
 		for l, lp := range p.layers {
@@ -597,7 +656,7 @@ func (m *Model) generationExecs(s sampling, plen, smax int) (prefill, decode *Ex
 		logits := logitsOf(p, rmsNorm(Squeeze(h, 1), p.norm, cfg.RMSNormEps))
 		var temps *Node
 		if s.perRow {
-			temps = in[n+6+2*L]
+			temps = in[n+5+2*L]
 		}
 		return append(sample(s, logits, rng, temps), append(ks, vs...)...)
 	})

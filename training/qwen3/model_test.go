@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/compute"
@@ -125,7 +126,9 @@ func tinyModel(t testing.TB, cfg Config, dtype dtypes.DType) *Model {
 // TestKVCacheMatchesFullForward: the logits of each decode step equal the
 // full forward pass's logits at that position, whatever the padding and the
 // other sequences of the batch, with the key cache in either layout (New
-// picks one by backend and CPU).
+// picks one by backend and CPU), and on the Go backend across the caches'
+// growth (150 new tokens: the caches start with 64 positions past the
+// prompts and grow twice).
 func TestKVCacheMatchesFullForward(t *testing.T) {
 	for _, layout := range []keyLayout{keysByPosition, keysByDim} {
 		t.Run(layout.String(), func(t *testing.T) {
@@ -133,13 +136,24 @@ func TestKVCacheMatchesFullForward(t *testing.T) {
 			m := tinyModel(t, cfg, dtypes.Float32)
 			m.keysInCache = layout
 			checkKVCacheMatchesFullForward(t, m)
+			if grow := m.cacheGrowth(GenerateOptions{LengthBucket: 4}); grow > 0 {
+				grown := 0
+				for key := range m.execs {
+					if strings.HasPrefix(key, "grow_caches") {
+						grown++
+					}
+				}
+				if grown != 2 {
+					t.Errorf("the caches grew to %d lengths, want 2 (start %d past the prompt, step %d, 150 new tokens)", grown, grow, grow)
+				}
+			}
 		})
 	}
 }
 
 func checkKVCacheMatchesFullForward(t *testing.T, m *Model) {
 	prompts := [][]int32{{3, 4, 5, 6, 7}, {9}, {100, 101, 102}}
-	gen, err := m.Generate(context.Background(), prompts, GenerateOptions{MaxNewTokens: 6, LengthBucket: 4, keepLogits: true})
+	gen, err := m.Generate(context.Background(), prompts, GenerateOptions{MaxNewTokens: 150, LengthBucket: 4, keepLogits: true})
 	if err != nil {
 		t.Fatal(err)
 	}

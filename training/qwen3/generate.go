@@ -536,7 +536,7 @@ func rowsOf(b Batch, sourceOf []int32) (*tensors.Tensor, []int) {
 
 // cacheGrowth is how many positions the KV caches start with past the
 // prompts, and grow by when a sequence reaches their end: on the pure-Go
-// backend, the generation length bucket but at least 64 (measured in
+// backend, 64 rounded up to a multiple of the length bucket (measured in
 // BENCHMARKS.md, "Generation's KV caches grow as needed"); elsewhere 0, the
 // caches holding prompt + MaxNewTokens from the start (each cache length is
 // another compiled decode program, which XLA takes seconds to compile).

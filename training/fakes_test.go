@@ -62,7 +62,8 @@ type scriptedGenerator struct {
 	mu     sync.Mutex
 	calls  int
 	script func(call, row int, prompt string) string
-	sizes  []int // batch size of each call
+	sizes  []int   // batch size of each call
+	seeds  []int64 // sampling seed of each call
 	last   qwen3.GenerateOptions
 }
 
@@ -85,7 +86,7 @@ func (g *scriptedGenerator) Generate(_ context.Context, prompts [][]int32, opts 
 		gen.LogProbs = append(gen.LogProbs, lp)
 		gen.Stopped = append(gen.Stopped, ids[len(ids)-1] == tok.EOS())
 	}
-	g.sizes = append(g.sizes, len(prompts))
+	g.sizes, g.seeds = append(g.sizes, len(prompts)), append(g.seeds, opts.Seed)
 	g.calls++
 	g.last = opts
 	return gen, nil

@@ -191,7 +191,11 @@ type Roller struct {
 	newEnv func() (sqlenv.Env, error)
 	cfg    RolloutConfig
 	system string
-	calls  int64 // rollouts played, for seeds
+	// calls counts the batches played that sample, for seeds. Greedy
+	// batches use no randomness and leave it alone, so that evaluating
+	// (greedily) between training steps does not change what the training
+	// rollouts after it sample.
+	calls int64
 	// OnProgress, when set, is called after every turn of a rollout with
 	// the number of its episodes that have finished and their total.
 	OnProgress func(done, total int)
@@ -348,7 +352,9 @@ func (s *RolloutStats) add(o RolloutStats) {
 // batch's episodes finished after each turn.
 func (r *Roller) playBatch(ctx context.Context, questionIDs []string, temps []float64, report func(done int)) ([]*Episode, RolloutStats, error) {
 	var stats RolloutStats
-	r.calls++
+	if slices.ContainsFunc(temps, func(t float64) bool { return t > 0 }) {
+		r.calls++
+	}
 	gens := len(temps)
 	mixed := slices.ContainsFunc(temps, func(t float64) bool { return t != temps[0] })
 	live := make([]*liveEpisode, 0, len(questionIDs)*gens)

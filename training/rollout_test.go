@@ -338,3 +338,42 @@ func TestRolloutSurvivesEnvironmentFailures(t *testing.T) {
 		t.Errorf("a group whose sessions cannot start: %d episodes, %+v", len(episodes), stats)
 	}
 }
+
+// TestGreedyRolloutsLeaveSamplingSeedsAlone: a greedy evaluation between two
+// sampled rollouts (GRPO's periodic evaluation between steps) does not
+// change the seeds the second rollout samples with; a sampled one does.
+func TestGreedyRolloutsLeaveSamplingSeedsAlone(t *testing.T) {
+	qs, newEnv := bundledEnv(t, 3)
+	ids := []string{qs[0].QuestionID, qs[1].QuestionID}
+	ctx := context.Background()
+	seedsAfter := func(between func(r *Roller) error) []int64 {
+		t.Helper()
+		gen := &scriptedGenerator{script: func(call, row int, prompt string) string { return "ANSWER: 1" }}
+		r, err := NewRoller(gen, byteTokenizer{}, newEnv, RolloutConfig{NumGenerations: 2, MaxNewTokens: 50, Temperature: 1, Seed: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := r.Rollout(ctx, ids); err != nil {
+			t.Fatal(err)
+		}
+		if between != nil {
+			if err := between(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n := len(gen.seeds)
+		if _, _, err := r.Rollout(ctx, ids); err != nil {
+			t.Fatal(err)
+		}
+		return gen.seeds[n:]
+	}
+	alone := seedsAfter(nil)
+	greedy := seedsAfter(func(r *Roller) error { _, _, err := r.Greedy(ctx, ids); return err })
+	sampled := seedsAfter(func(r *Roller) error { _, _, _, err := r.Evaluate(ctx, ids, 2, 0.7); return err })
+	if !slices.Equal(alone, greedy) {
+		t.Errorf("a greedy evaluation in between changed the next rollout's seeds: %v, without it %v", greedy, alone)
+	}
+	if slices.Equal(alone, sampled) {
+		t.Errorf("a sampled evaluation in between left the next rollout's seeds as they were (%v): two sampled batches would share a random stream", alone)
+	}
+}

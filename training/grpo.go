@@ -37,6 +37,12 @@ type GRPOTrainer struct {
 	// it returns (e.g. "eval/train/greedy_success") join that step's record.
 	// Pipeline.NewGRPO sets it to a greedy evaluation on every split.
 	Evaluate func(ctx context.Context) (Metrics, error)
+	// EvaluatedAfter says the caller evaluates the trained model right
+	// after Train (Pipeline.EvaluateSplits, as the notebook and `train all`
+	// do), which gives the greedy results of the last step: Evaluate is then
+	// not run after it (plots.SuccessCurves takes that point from the
+	// evaluation summary).
+	EvaluatedAfter bool
 
 	ref []*tensors.Tensor // frozen reference weights when beta > 0
 }
@@ -136,7 +142,8 @@ func (t *GRPOTrainer) Train(ctx context.Context) (err error) {
 	total := t.TotalSteps()
 	for s := t.Learner.Steps; s < total; s++ {
 		m, err := t.Step(ctx, s)
-		if err == nil && t.Evaluate != nil && t.Config.EvalSteps > 0 && ((s+1)%t.Config.EvalSteps == 0 || s+1 == total) {
+		last := s+1 == total
+		if err == nil && t.Evaluate != nil && t.Config.EvalSteps > 0 && ((s+1)%t.Config.EvalSteps == 0 || last) && !(last && t.EvaluatedAfter) {
 			var em Metrics
 			if em, err = t.Evaluate(ctx); err == nil {
 				maps.Copy(m, em)

@@ -229,3 +229,48 @@ func TestSFTWarmupLowersNLL(t *testing.T) {
 	}
 	t.Logf("SFT NLL per token: %.3f → %.3f over %d steps", losses[0], losses[len(losses)-1], len(losses))
 }
+
+// TestGRPOPeriodicEvaluation: Evaluate runs every eval_steps steps and after
+// the last, its metrics joining those steps' records; a trainer told that a
+// full evaluation follows (EvaluatedAfter) leaves out the one after the last.
+func TestGRPOPeriodicEvaluation(t *testing.T) {
+	for _, after := range []bool{false, true} {
+		out := t.TempDir()
+		cfg, model, roller, ids, _ := tinySetup(t, out)
+		cfg.MaxSteps, cfg.EvalSteps, cfg.LoggingSteps = 3, 2, 1
+		log, err := NewRunLog(out, cfg.LoggingSteps, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := NewGRPOTrainer(cfg, model, roller, ids, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var evaluatedAt []int
+		tr.Evaluate = func(context.Context) (Metrics, error) {
+			evaluatedAt = append(evaluatedAt, tr.Learner.Steps)
+			return Metrics{"eval/train/greedy_success": 0.5}, nil
+		}
+		tr.EvaluatedAfter = after
+		if err := tr.Train(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		records, err := ReadMetrics(filepath.Join(out, MetricsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var logged []float64
+		for _, r := range records {
+			if _, ok := r["eval/train/greedy_success"]; ok {
+				logged = append(logged, r["step"])
+			}
+		}
+		want, wantLogged := []int{2, 3}, []float64{2, 3}
+		if after {
+			want, wantLogged = []int{2}, []float64{2}
+		}
+		if !slices.Equal(evaluatedAt, want) || !slices.Equal(logged, wantLogged) {
+			t.Errorf("EvaluatedAfter %v: evaluated after steps %v, logged at %v; want %v", after, evaluatedAt, logged, want)
+		}
+	}
+}

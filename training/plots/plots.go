@@ -183,10 +183,38 @@ func Lines(title string, records []training.Metrics, keys ...string) ([]byte, er
 	return buf.Bytes(), nil
 }
 
+// greedyCurve is one split's greedy success (%) during GRPO: the SFT
+// evaluation's at step 0, the periodic evaluations' (eval/<split>/
+// greedy_success) at their steps, and the final GRPO evaluation's at the
+// last step when no periodic evaluation ran there (a trainer told that a
+// full evaluation follows skips it: GRPOTrainer.EvaluatedAfter).
+func greedyCurve(records []training.Metrics, summary training.EvalSummary, split string) plotter.XYs {
+	var pts plotter.XYs
+	if r, ok := summary[split][training.PolicySFT]; ok {
+		pts = append(pts, plotter.XY{X: 0, Y: 100 * r.GreedySuccess})
+	}
+	key := "eval/" + split + "/greedy_success"
+	for _, m := range records {
+		if v, ok := m[key]; ok {
+			pts = append(pts, plotter.XY{X: m["step"], Y: 100 * v})
+		}
+	}
+	if len(records) > 0 {
+		last := records[len(records)-1]
+		if _, evaluated := last[key]; !evaluated {
+			if r, ok := summary[split][training.PolicyGRPO]; ok {
+				pts = append(pts, plotter.XY{X: last["step"], Y: 100 * r.GreedySuccess})
+			}
+		}
+	}
+	return pts
+}
+
 // SuccessCurves renders a 1×2 figure of success rates per evaluation split:
 // on the left the greedy success during GRPO (eval/<split>/greedy_success of
 // the records; step 0 is the SFT model's evaluation in summary when
-// present), on the right the sampled success ± one standard error of each
+// present, and the last step the GRPO model's when no periodic evaluation
+// ran there), on the right the sampled success ± one standard error of each
 // policy of summary in training order (random → untrained → SFT → GRPO).
 // It returns PNG bytes.
 func SuccessCurves(records []training.Metrics, summary training.EvalSummary) ([]byte, error) {
@@ -194,16 +222,7 @@ func SuccessCurves(records []training.Metrics, summary training.EvalSummary) ([]
 	left.Title.Text = "Greedy success during GRPO (%)"
 	left.X.Label.Text = "GRPO step"
 	for i, split := range training.Splits {
-		var pts plotter.XYs
-		if r, ok := summary[split][training.PolicySFT]; ok {
-			pts = append(pts, plotter.XY{X: 0, Y: 100 * r.GreedySuccess})
-		}
-		for _, m := range records {
-			if v, ok := m["eval/"+split+"/greedy_success"]; ok {
-				pts = append(pts, plotter.XY{X: m["step"], Y: 100 * v})
-			}
-		}
-		if err := addSeries(left, split, pts, i, nil); err != nil {
+		if err := addSeries(left, split, greedyCurve(records, summary, split), i, nil); err != nil {
 			return nil, err
 		}
 	}

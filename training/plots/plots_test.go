@@ -3,9 +3,11 @@ package plots
 import (
 	"bytes"
 	"image/png"
+	"slices"
 	"testing"
 
 	"github.com/gosqlenv/gosqlenv/training"
+	"gonum.org/v1/plot/plotter"
 )
 
 func TestLearningCurvesPNG(t *testing.T) {
@@ -84,5 +86,31 @@ func TestSuccessCurvesPNG(t *testing.T) {
 	}
 	if found[0] < 50 || found[1] < 50 {
 		t.Fatalf("pixels per split colour: %v", found)
+	}
+}
+
+// TestGreedyCurve: a split's curve starts at the SFT evaluation, follows
+// the periodic evaluations, and ends at the GRPO evaluation only where no
+// periodic evaluation ran after the last step.
+func TestGreedyCurve(t *testing.T) {
+	summary := training.EvalSummary{}
+	summary.Set(training.PolicySFT, map[string]training.SplitResult{training.SplitTrain: {GreedySuccess: 0.25}})
+	summary.Set(training.PolicyGRPO, map[string]training.SplitResult{training.SplitTrain: {GreedySuccess: 0.75}})
+	records := []training.Metrics{
+		{"step": 10}, {"step": 20, "eval/train/greedy_success": 0.5}, {"step": 30},
+	}
+	got := greedyCurve(records, summary, training.SplitTrain)
+	want := plotter.XYs{{X: 0, Y: 25}, {X: 20, Y: 50}, {X: 30, Y: 75}}
+	if !slices.Equal(got, want) {
+		t.Errorf("curve %v, want %v", got, want)
+	}
+	records[2]["eval/train/greedy_success"] = 0.6
+	got = greedyCurve(records, summary, training.SplitTrain)
+	want = plotter.XYs{{X: 0, Y: 25}, {X: 20, Y: 50}, {X: 30, Y: 60}}
+	if !slices.Equal(got, want) {
+		t.Errorf("with an evaluation after the last step: curve %v, want %v", got, want)
+	}
+	if got := greedyCurve(records, summary, training.SplitHeldout); len(got) != 0 {
+		t.Errorf("a split without evaluations: curve %v", got)
 	}
 }

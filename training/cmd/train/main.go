@@ -208,6 +208,7 @@ func (r stages) grpo() error {
 	if err != nil {
 		return err
 	}
+	tr.EvaluatedAfter = r.all
 	fmt.Fprintf(os.Stderr, "GRPO: %d steps of %d questions × %d generations\n", tr.TotalSteps(), cfg.QuestionsPerStep(), cfg.NumGenerations)
 	if err := tr.Train(r.ctx); err != nil {
 		return err

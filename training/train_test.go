@@ -74,9 +74,10 @@ var lengthReward = NamedReward{Name: "length", Weight: 1, Func: func(c []string,
 	return out
 }}
 
-func TestGRPOEndToEndTiny(t *testing.T) {
-	out := t.TempDir()
-	cfg, model, roller, ids, _ := tinySetup(t, out)
+// loggedTrainer returns a GRPO trainer of tinySetup's parts whose metrics
+// go to out (logging_steps of cfg).
+func loggedTrainer(t *testing.T, cfg GRPOConfig, model *qwen3.Model, roller *Roller, ids []string, out string) *GRPOTrainer {
+	t.Helper()
 	log, err := NewRunLog(out, cfg.LoggingSteps, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +86,13 @@ func TestGRPOEndToEndTiny(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tr
+}
+
+func TestGRPOEndToEndTiny(t *testing.T) {
+	out := t.TempDir()
+	cfg, model, roller, ids, _ := tinySetup(t, out)
+	tr := loggedTrainer(t, cfg, model, roller, ids, out)
 	before := model.Weights()
 	// A reward that always differs within a group (the completion's length)
 	// guarantees non-zero advantages, hence a weight change.
@@ -110,7 +118,7 @@ func TestGRPOEndToEndTiny(t *testing.T) {
 	if slices.Equal(tensorsBytes(before), tensorsBytes(model.Weights())) {
 		t.Fatal("a GRPO step did not change the weights")
 	}
-	if err := log.Add(m, tr.TotalSteps()); err != nil {
+	if err := tr.Log.Add(m, tr.TotalSteps()); err != nil {
 		t.Fatal(err)
 	}
 	if err := tr.Train(context.Background()); err != nil {
@@ -238,14 +246,7 @@ func TestGRPOPeriodicEvaluation(t *testing.T) {
 		out := t.TempDir()
 		cfg, model, roller, ids, _ := tinySetup(t, out)
 		cfg.MaxSteps, cfg.EvalSteps, cfg.LoggingSteps = 3, 2, 1
-		log, err := NewRunLog(out, cfg.LoggingSteps, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr, err := NewGRPOTrainer(cfg, model, roller, ids, log)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tr := loggedTrainer(t, cfg, model, roller, ids, out)
 		var evaluatedAt []int
 		tr.Evaluate = func(context.Context) (Metrics, error) {
 			evaluatedAt = append(evaluatedAt, tr.Learner.Steps)

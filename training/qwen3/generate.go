@@ -256,8 +256,8 @@ func (m *Model) generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 	// The caches start short and grow as the longest sequence needs
 	// (cacheGrowth): a decode step's attention costs as many positions as
 	// the caches hold, and most sequences stop long before MaxNewTokens.
-	cacheLen := smax
-	if grow := m.cacheGrowth(opts); grow > 0 {
+	cacheLen, grow := smax, m.cacheGrowth(opts)
+	if grow > 0 {
 		cacheLen = min(smax, plen+grow)
 	}
 	prefill, decode, err := m.generationExecs(s, plen, cacheLen)
@@ -324,7 +324,7 @@ func (m *Model) generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 		// Next step: feed the sampled tokens at their positions; the cache
 		// slot written is plen+step.
 		if plen+step == cacheLen {
-			grown := min(smax, cacheLen+m.cacheGrowth(opts))
+			grown := min(smax, cacheLen+grow)
 			if out, err = m.growCaches(out, grown); err != nil {
 				return nil, err
 			}

@@ -41,6 +41,14 @@ type PretrainData struct {
 	PerInstance int
 	// Seed chooses the questions of each instance.
 	Seed int64
+	// Renamed trains on a renamed copy of each instance instead
+	// (bundled.WriteRenamedCopy with bundled.PretrainNames: most tables
+	// and columns under other names, drawn per instance), so that names
+	// cannot be learned by heart and must be read from the observations.
+	Renamed bool
+	// Reworded rewords the questions (bundled.Reword with
+	// bundled.PretrainNames; about a third of them keep their wording).
+	Reworded bool
 }
 
 // PretrainQuestions generates the instances of d into the pipeline's
@@ -83,25 +91,13 @@ func (p *Pipeline) PretrainQuestions(ctx context.Context, d PretrainData) ([]dat
 		}
 	}
 	generated := make([][]dataset.QuestionRecord, len(jobs))
-	errs := make([]error, len(jobs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
-		wg.Go(func() {
-			for i := range next {
-				generated[i], errs[i] = bundled.GenerateInstance(ctx, p.Databases.Dir(), jobs[i].db, jobs[i].n, diffs...)
-			}
-		})
-	}
-	for i := range jobs {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err = forEach(len(jobs), func(i int) (err error) {
+		generated[i], err = bundled.GenerateInstance(ctx, p.Databases.Dir(), jobs[i].db, jobs[i].n, diffs...)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
-	var out []dataset.QuestionRecord
 	for i, j := range jobs {
 		qs := slices.DeleteFunc(generated[i], used.has)
 		if d.PerInstance > 0 && len(qs) > d.PerInstance {
@@ -114,7 +110,20 @@ func (p *Pipeline) PretrainQuestions(ctx context.Context, d PretrainData) ([]dat
 			}
 			qs = kept
 		}
-		out = append(out, qs...)
+		generated[i] = qs
+	}
+	if d.Renamed || d.Reworded {
+		err := forEach(len(jobs), func(i int) (err error) {
+			generated[i], err = p.varyInstance(ctx, d, bundled.InstanceName(jobs[i].db, jobs[i].n), generated[i])
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	var out []dataset.QuestionRecord
+	for i := range jobs {
+		out = append(out, generated[i]...)
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("no pre-training questions left for %v", dbs)
@@ -122,10 +131,54 @@ func (p *Pipeline) PretrainQuestions(ctx context.Context, d PretrainData) ([]dat
 	return out, nil
 }
 
+// varyInstance returns the questions qs of instance inst on its renamed
+// copy (d.Renamed) and reworded (d.Reworded), each deterministically from
+// the instance's name.
+func (p *Pipeline) varyInstance(ctx context.Context, d PretrainData, inst string, qs []dataset.QuestionRecord) ([]dataset.QuestionRecord, error) {
+	if d.Renamed && len(qs) > 0 {
+		dst := bundled.RenamedName(inst, bundled.PretrainNames, 1)
+		m, err := bundled.WriteRenamedCopy(ctx, p.Databases.Dir(), inst, dst, bundled.PretrainNames)
+		if err != nil {
+			return nil, err
+		}
+		if qs, err = bundled.RenameQuestions(ctx, p.Databases.Dir(), dst, dst+"_q", m, qs); err != nil {
+			return nil, err
+		}
+	}
+	if d.Reworded {
+		r := rand.New(rand.NewPCG(uint64(d.Seed), idHash(inst+"/reword")))
+		for i := range qs {
+			qs[i].QuestionText = bundled.Reword(qs[i].QuestionText, bundled.PretrainNames, r)
+		}
+	}
+	return qs, nil
+}
+
+// forEach calls fn(0) … fn(n-1), GOMAXPROCS at a time, and joins their
+// errors.
+func forEach(n int, fn func(i int) error) error {
+	errs := make([]error, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			for i := range next {
+				errs[i] = fn(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // allQuestionKeys fingerprints (questionKeys) every question of the
 // pipeline's question files, of every database and difficulty, and the
-// generated held-out questions of the training databases
-// (HeldoutReserve per database).
+// generated held-out and training questions of the training databases
+// (HeldoutReserve and TrainReserve per database).
 func (p *Pipeline) allQuestionKeys(ctx context.Context) (questionKeys, error) {
 	used := questionKeys{}
 	used.add(slices.Concat(p.Train, p.Heldout, p.Eval)...)
@@ -151,6 +204,12 @@ func (p *Pipeline) allQuestionKeys(ctx context.Context) (questionKeys, error) {
 			return nil, err
 		}
 		used.add(more...)
+		// And the generated training questions (up to TrainReserve), so
+		// that the run's training questions are new to the base too.
+		if more, err = GeneratedTraining(ctx, p.Databases.Dir(), qs, TrainReserve, p.Config.DifficultyFilter); err != nil {
+			return nil, err
+		}
+		used.add(more...)
 	}
 	return used, nil
 }
@@ -159,6 +218,11 @@ func (p *Pipeline) allQuestionKeys(ctx context.Context) (questionKeys, error) {
 // each training database (GeneratedHeldout) that pre-training leaves out:
 // a base model suits runs with heldout_generated up to it.
 const HeldoutReserve = 100
+
+// TrainReserve is the number of generated training questions of each
+// training database (GeneratedTraining) that pre-training leaves out: a
+// base model suits runs with train_generated up to it.
+const TrainReserve = 200
 
 // questionKeys holds the fingerprints of questions — SQLKey of the gold SQL
 // and the text trimmed and in lower case — so that another question with

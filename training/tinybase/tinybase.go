@@ -63,6 +63,10 @@ type Provenance struct {
 	// PerInstance the questions taken from each (0: all).
 	Instances   int `json:"instances"`
 	PerInstance int `json:"per_instance"`
+	// Renamed: each instance was seen as a renamed copy (tables and
+	// columns under other names); Reworded: its questions were reworded.
+	Renamed  bool `json:"renamed,omitempty"`
+	Reworded bool `json:"reworded,omitempty"`
 	// Loss names the tokens trained on: "text" (every token of each oracle
 	// turn) or "actions" (the oracle's actions only).
 	Loss string `json:"loss"`

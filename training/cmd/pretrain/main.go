@@ -68,6 +68,7 @@ type options struct {
 	loss                         string
 	heads, evalSteps             int
 	lengthGroupBatches           int
+	renamed, reworded            bool
 }
 
 // Defaults of the shipped model (provenance.json records what was used).
@@ -103,15 +104,20 @@ func parse(args []string) (options, error) {
 	fs.Float64Var(&o.learningRate, "learning_rate", defaultLearningRate, "peak learning rate (linear decay to 0)")
 	fs.Int64Var(&o.seed, "seed", 1, "initialisation, question choice and shuffling seed")
 	fs.IntVar(&o.evalSteps, "eval_steps", defaultEvalSteps, "optimizer steps between greedy evaluations on the held-out questions and unseen databases (0: only at the end)")
+	fs.BoolVar(&o.renamed, "renamed", false, "train on a renamed copy of each instance (tables and columns under other names, drawn per instance), so that names must be read, not recalled")
+	fs.BoolVar(&o.reworded, "reworded", false, "reword the questions (other frames, first words and phrases; about a third keep their wording)")
 	fs.IntVar(&o.heads, "heads", training.TinyPretrainHeads, "attention heads of the new model (each with its own key and value head)")
 	fs.StringVar(&o.loss, "loss", string(training.PretrainOnActions), "tokens trained on: text (every token of each turn: question, observations, action) or actions (the oracle's actions only)")
 	train := bundled.Databases(dataset.Train)
-	dbs := fs.String("databases", "university", "comma-separated bundled training databases whose instances it learns (of "+strings.Join(train, ", ")+")")
+	dbs := fs.String("databases", "university", "comma-separated bundled training databases whose instances it learns (of "+strings.Join(train, ", ")+"), or all")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if strings.TrimSpace(*dbs) == "all" {
+		*dbs = strings.Join(train, ",")
 	}
 	for _, d := range strings.Split(*dbs, ",") {
 		if d = strings.TrimSpace(d); d != "" {
@@ -151,6 +157,9 @@ func defaultWorkDir(o options) (string, error) {
 		return "", fmt.Errorf("no user cache directory (give -work_dir): %w", err)
 	}
 	key := fmt.Sprintf("%v %d %d %d %d %g %d %s %d %d", o.databases, o.instances, o.perInstance, o.epochs, o.batchSize, o.learningRate, o.seed, o.loss, o.heads, o.lengthGroupBatches)
+	if o.renamed || o.reworded { // the keys of earlier runs stay as they were
+		key += fmt.Sprintf(" renamed=%v reworded=%v", o.renamed, o.reworded)
+	}
 	sum := sha256.Sum256([]byte(key))
 	return filepath.Join(base, "gosqlenv", "pretrain-"+hex.EncodeToString(sum[:6])), nil
 }
@@ -182,7 +191,7 @@ func run(ctx context.Context, args []string) error {
 	defer p.Close()
 	fmt.Fprintf(os.Stderr, "work directory %s (run the same command again to continue after an interruption)\n", o.workDir)
 	fmt.Fprintf(os.Stderr, "generating %d instances of %d databases…\n", o.instances, len(o.databases))
-	data := training.PretrainData{Databases: o.databases, Instances: o.instances, PerInstance: o.perInstance, Seed: o.seed}
+	data := training.PretrainData{Databases: o.databases, Instances: o.instances, PerInstance: o.perInstance, Seed: o.seed, Renamed: o.renamed, Reworded: o.reworded}
 	if p.Pretrain, err = p.PretrainQuestions(ctx, data); err != nil {
 		return err
 	}
@@ -223,12 +232,12 @@ func run(ctx context.Context, args []string) error {
 		Created:   time.Now().UTC().Format(time.RFC3339),
 		Machine:   machine(),
 		Databases: o.databases, Difficulties: cfg.DifficultyFilter,
-		Instances: o.instances, PerInstance: o.perInstance, Loss: o.loss,
+		Instances: o.instances, PerInstance: o.perInstance, Renamed: o.renamed, Reworded: o.reworded, Loss: o.loss,
 		Questions: res.Questions, Samples: res.Samples,
 		Epochs: o.epochs, LearningRate: o.learningRate, BatchSize: o.batchSize, Seed: o.seed, LengthGroupBatches: o.lengthGroupBatches,
 		FinalLoss: res.FinalLoss,
-		Excluded: fmt.Sprintf("every question of the bundled dataset (version %s) and the first %d generated held-out questions of each training database (heldout_generated), by gold SQL and text; the evaluation databases entirely",
-			bundled.Version, training.HeldoutReserve),
+		Excluded: fmt.Sprintf("every question of the bundled dataset (version %s), the first %d generated held-out questions and the first %d generated training questions of each training database (heldout_generated, train_generated), by gold SQL and text before any renaming or rewording; the evaluation databases entirely",
+			bundled.Version, training.HeldoutReserve, training.TrainReserve),
 		Evaluation:  strings.Join(summary, "; "),
 		WallSeconds: earlier + time.Since(start).Seconds(),
 	}
@@ -282,8 +291,8 @@ func Config(o options, paths bundled.Paths) training.GRPOConfig {
 // commandLine is the command that rebuilds the model with every setting
 // spelled out, so that it means the same when the defaults change.
 func commandLine(o options) string {
-	return fmt.Sprintf("GOEXPERIMENT=simd go run ./training/cmd/pretrain -databases %s -instances %d -per_instance %d -loss %s -heads %d -epochs %d -batch_size %d -learning_rate %g -length_group_batches %d -seed %d -output_dir %s",
-		strings.Join(o.databases, ","), o.instances, o.perInstance, o.loss, o.heads, o.epochs, o.batchSize, o.learningRate, o.lengthGroupBatches, o.seed, o.outputDir)
+	return fmt.Sprintf("GOEXPERIMENT=simd go run ./training/cmd/pretrain -databases %s -instances %d -per_instance %d -renamed=%v -reworded=%v -loss %s -heads %d -epochs %d -batch_size %d -learning_rate %g -length_group_batches %d -seed %d -output_dir %s",
+		strings.Join(o.databases, ","), o.instances, o.perInstance, o.renamed, o.reworded, o.loss, o.heads, o.epochs, o.batchSize, o.learningRate, o.lengthGroupBatches, o.seed, o.outputDir)
 }
 
 func gitCommit() string {

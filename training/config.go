@@ -91,6 +91,14 @@ type GRPOConfig struct {
 	// hash order (GeneratedTraining), so they never meet a held-out
 	// question (heldout_generated is at most HeldoutReserve). Default 0.
 	TrainGenerated int `json:"train_generated" yaml:"train_generated" help:"generated questions of each bundled training database added to the training split"`
+	// ReadingSplits adds two evaluation splits made of the held-out
+	// questions, which measure whether a policy reads what it is shown:
+	// renamed_schema asks them on renamed copies of their databases (every
+	// table and column under a name that neither pre-training nor training
+	// uses: bundled.HeldoutNames), written into db_dir as <database>_r1;
+	// paraphrased_questions asks them in other wordings (bundled.Reword
+	// with HeldoutNames). Default true.
+	ReadingSplits bool `json:"reading_splits" yaml:"reading_splits" help:"also evaluate the held-out questions on renamed copies of their databases (renamed_schema) and reworded (paraphrased_questions)"`
 	// MaxTrainQuestions caps the training questions (after filtering and
 	// holding out), taken in turn from each database so that every database
 	// keeps its share. Default 0 = all.
@@ -359,6 +367,7 @@ func DefaultGRPOConfig() GRPOConfig {
 		PerDeviceTrainBatchSize:   2,
 		GradientAccumulationSteps: 4,
 		PrefixSharing:             true,
+		ReadingSplits:             true,
 		NumTrainEpochs:            1,
 		LearningRate:              5e-6,
 		AdamBeta1:                 0.9,

@@ -20,12 +20,19 @@ const (
 	// SplitHeldout is held-out questions of the training databases: the same
 	// kinds of questions with other constants (heldout_fraction).
 	SplitHeldout = "heldout_questions"
+	// SplitRenamed is the held-out questions on renamed copies of their
+	// databases: every table and column under a name never used in
+	// pre-training or training (reading_splits).
+	SplitRenamed = "renamed_schema"
+	// SplitParaphrased is the held-out questions in wordings never used in
+	// pre-training or training (reading_splits).
+	SplitParaphrased = "paraphrased_questions"
 	// SplitUnseen is the questions of databases never trained on.
 	SplitUnseen = "unseen_databases"
 )
 
 // Splits lists the evaluation splits in reporting order.
-var Splits = []string{SplitTrain, SplitHeldout, SplitUnseen}
+var Splits = []string{SplitTrain, SplitHeldout, SplitRenamed, SplitParaphrased, SplitUnseen}
 
 // checkDatabases reports names in want that no question of qs uses.
 func checkDatabases(path string, qs []dataset.QuestionRecord, want []string) error {

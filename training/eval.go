@@ -97,6 +97,12 @@ type SplitResult struct {
 	// episodes, by question id: what PairedDifference compares two
 	// policies on (absent from summaries written before it existed).
 	SampledByQuestion map[string]float64 `json:"sampled_by_question,omitempty"`
+	// GroundedNames is the share of the table and column names written in
+	// the QUERY actions of all episodes (greedy and sampled) that the
+	// episode had been shown before (GroundedNames), over NamesWritten
+	// names; 0 when no name was written.
+	GroundedNames float64 `json:"grounded_names"`
+	NamesWritten  int     `json:"names_written"`
 
 	// Greedy and Sampled hold the episodes with their transcripts.
 	Greedy  sqlenv.EvalReport `json:"-"`
@@ -200,6 +206,9 @@ func splitResult(questions int, temperature float64, greedy, sampled sqlenv.Eval
 	p, n := r.SampledSuccess, float64(r.SampledEpisodes)
 	if n > 0 {
 		r.SampledSuccessSE = math.Sqrt(p * (1 - p) / n)
+	}
+	if g, n := GroundedNames(slices.Concat(greedy.Episodes, sampled.Episodes)); n > 0 {
+		r.GroundedNames, r.NamesWritten = float64(g)/float64(n), n
 	}
 	episodes := sampled.Episodes
 	if len(episodes) == 0 {

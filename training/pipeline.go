@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -33,6 +34,9 @@ type Pipeline struct {
 	// held-out questions of the training databases, Eval the questions of
 	// the evaluation databases (never trained on).
 	Train, Heldout, Eval []dataset.QuestionRecord
+	// Renamed and Paraphrased hold the held-out questions on renamed
+	// copies of their databases and in other wordings (reading_splits).
+	Renamed, Paraphrased []dataset.QuestionRecord
 	// Pretrain holds the questions of pre-training (set only to make a base
 	// model, see PretrainQuestions): the environment and the tiny vocabulary
 	// include them.
@@ -111,7 +115,7 @@ func (p *Pipeline) NewEnv() (sqlenv.Env, error) {
 	if p.envServers != nil {
 		return p.envServers.NewEnv()
 	}
-	return sqlenv.New(p.envConfig(slices.Concat(p.Pretrain, p.Train, p.Heldout, p.Eval)))
+	return sqlenv.New(p.envConfig(slices.Concat(p.Pretrain, p.EpisodeQuestions())))
 }
 
 // envConfig is the in-process environment over qs.
@@ -123,7 +127,7 @@ func (p *Pipeline) envConfig(qs []dataset.QuestionRecord) sqlenv.Config {
 // evaluations play: training, held-out and unseen-database questions (what
 // env_servers must serve).
 func (p *Pipeline) EpisodeQuestions() []dataset.QuestionRecord {
-	return slices.Concat(p.Train, p.Heldout, p.Eval)
+	return slices.Concat(p.Train, p.Heldout, p.Renamed, p.Paraphrased, p.Eval)
 }
 
 // ConnectEnvServers makes NewEnv play on env_servers, after checking that
@@ -236,8 +240,56 @@ func (p *Pipeline) loadQuestions(ctx context.Context) error {
 			return err
 		}
 	}
+	if c.ReadingSplits {
+		if p.Renamed, p.Paraphrased, err = ReadingSplits(ctx, dbDir, p.Heldout); err != nil {
+			return err
+		}
+	}
 	p.Databases = sqlenv.OpenDatabases(dbDir, sqlitedb.Limits{})
 	return nil
+}
+
+// ReadingSplits makes the renamed_schema and paraphrased_questions splits
+// of held-out questions, in their order: renamed, each question on the renamed copy
+// <database>_r1 of its database in dbDir (written there if missing:
+// bundled.WriteRenamedCopy with bundled.HeldoutNames), with ids
+// <database>_r1_q_<n>; paraphrased, each question reworded
+// (bundled.Reword with bundled.HeldoutNames, drawn from the question's id,
+// so the same for every seed), with id <id>_p.
+func ReadingSplits(ctx context.Context, dbDir string, heldout []dataset.QuestionRecord) (renamed, paraphrased []dataset.QuestionRecord, err error) {
+	var dbs []string
+	byDB := map[string][]dataset.QuestionRecord{}
+	for _, q := range heldout {
+		if _, ok := byDB[q.DatabaseName]; !ok {
+			dbs = append(dbs, q.DatabaseName)
+		}
+		byDB[q.DatabaseName] = append(byDB[q.DatabaseName], q)
+	}
+	byID := map[string]dataset.QuestionRecord{}
+	for _, db := range dbs {
+		dst := bundled.RenamedName(db, bundled.HeldoutNames, 1)
+		m, err := bundled.WriteRenamedCopy(ctx, dbDir, db, dst, bundled.HeldoutNames)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading_splits: %w (set reading_splits to false to leave the split out)", err)
+		}
+		qs, err := bundled.RenameQuestions(ctx, dbDir, dst, dst+"_q", m, byDB[db])
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading_splits: %w", err)
+		}
+		for i, q := range byDB[db] {
+			byID[q.QuestionID] = qs[i]
+		}
+	}
+	for _, q := range heldout {
+		renamed = append(renamed, byID[q.QuestionID])
+	}
+	for _, q := range heldout {
+		r := rand.New(rand.NewPCG(idHash(q.QuestionID), 0x9e3779b97f4a7c15))
+		q.QuestionText = bundled.Reword(q.QuestionText, bundled.HeldoutNames, r)
+		q.QuestionID += "_p"
+		paraphrased = append(paraphrased, q)
+	}
+	return renamed, paraphrased, nil
 }
 
 // GeneratedHeldout returns, for each database of qs (a bundled training
@@ -297,6 +349,10 @@ func (p *Pipeline) EvalQuestions(split string) ([]dataset.QuestionRecord, error)
 		qs = p.GRPOQuestions()
 	case SplitHeldout:
 		qs = p.Heldout
+	case SplitRenamed:
+		qs = p.Renamed
+	case SplitParaphrased:
+		qs = p.Paraphrased
 	case SplitUnseen:
 		qs = p.Eval
 	default:

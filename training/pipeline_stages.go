@@ -67,9 +67,11 @@ func (p *Pipeline) NewGRPO(log *RunLog) (*GRPOTrainer, error) {
 
 // greedySuccess is GRPO's (and pre-training's) periodic evaluation: the
 // greedy success rate on each split, as metrics
-// "eval/<split>/greedy_success", and the share of the questions' constants
+// "eval/<split>/greedy_success", the share of the questions' constants
 // the greedy episodes' SQL carried (ConstantsCopied), as
-// "eval/<split>/constants_copied".
+// "eval/<split>/constants_copied", and the share of the names that SQL
+// wrote that the episode had been shown (GroundedNames), as
+// "eval/<split>/grounded_names".
 func (p *Pipeline) greedySuccess(ctx context.Context) (Metrics, error) {
 	m := Metrics{}
 	for _, split := range Splits {
@@ -88,6 +90,9 @@ func (p *Pipeline) greedySuccess(ctx context.Context) (Metrics, error) {
 		}
 		if copied, total := ConstantsCopied(rep.Episodes, gold); total > 0 {
 			m["eval/"+split+"/constants_copied"] = float64(copied) / float64(total)
+		}
+		if grounded, total := GroundedNames(rep.Episodes); total > 0 {
+			m["eval/"+split+"/grounded_names"] = float64(grounded) / float64(total)
 		}
 	}
 	return m, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset/bundled"
+	"github.com/gosqlenv/gosqlenv/sqlenv/sqlitedb"
 	"github.com/gosqlenv/gosqlenv/training/tinybase"
 )
 
@@ -20,7 +22,7 @@ import (
 // those of redrawn instances of the training databases, and none has the
 // gold SQL or the text of any question of the bundled dataset (every
 // database, difficulty and split — also those this run's settings leave
-// out) or of the generated held-out questions a run may ask.
+// out) or of the generated held-out and training questions a run may ask.
 func TestPretrainQuestionsLeaveSplitsOut(t *testing.T) {
 	ctx := context.Background()
 	cfg := DefaultGRPOConfig()
@@ -57,8 +59,12 @@ func TestPretrainQuestionsLeaveSplitsOut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	trainReserve, err := GeneratedTraining(ctx, paths.DBDir, all, TrainReserve, cfg.DifficultyFilter)
+	if err != nil {
+		t.Fatal(err)
+	}
 	used := map[string]string{}
-	for _, q := range slices.Concat(all, evalQs, reserve) {
+	for _, q := range slices.Concat(all, evalQs, reserve, trainReserve) {
 		used[tinybase.SQLKey(q.GoldSQL)] = q.QuestionID
 		used[strings.ToLower(q.QuestionText)] = q.QuestionID
 	}
@@ -454,5 +460,85 @@ func TestGeneratedTraining(t *testing.T) {
 	cfg.HeldoutGenerated = HeldoutReserve + 1
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "heldout_generated") {
 		t.Fatalf("heldout_generated = %d: error %v, want one naming heldout_generated", cfg.HeldoutGenerated, err)
+	}
+}
+
+// TestRenamedPretrainingLeavesReadingSplitsOut: pre-training on renamed,
+// reworded instances asks every question on a renamed copy of its
+// instance, and shares no table or column name with the renamed_schema
+// split's copies and no text with the paraphrased_questions split, which
+// hold every held-out question.
+func TestRenamedPretrainingLeavesReadingSplitsOut(t *testing.T) {
+	ctx := context.Background()
+	cfg := DefaultGRPOConfig()
+	TinyPreset(&cfg)
+	cfg.OutputDir = t.TempDir()
+	paths, err := bundled.EnsureAt(ctx, filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QuestionsPath, cfg.EvalQuestionsPath, cfg.DBDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
+	cfg.TrainDatabases = []string{"university", "library"}
+	p, err := OpenData(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if len(p.Renamed) != len(p.Heldout) || len(p.Paraphrased) != len(p.Heldout) {
+		t.Fatalf("%d renamed and %d paraphrased questions of %d held-out", len(p.Renamed), len(p.Paraphrased), len(p.Heldout))
+	}
+	heldoutText := map[string]bool{}
+	for i, q := range p.Heldout {
+		r, para := p.Renamed[i], p.Paraphrased[i]
+		if r.DatabaseName != q.DatabaseName+"_r1" || r.GoldAnswer != q.GoldAnswer || r.QuestionText != q.QuestionText || r.GoldSQL == q.GoldSQL {
+			t.Fatalf("renamed %+v of %+v", r, q)
+		}
+		if para.QuestionText == q.QuestionText || para.GoldSQL != q.GoldSQL || para.DatabaseName != q.DatabaseName {
+			t.Fatalf("paraphrased %+v of %+v", para, q)
+		}
+		heldoutText[strings.ToLower(para.QuestionText)] = true
+	}
+	pre, err := p.PretrainQuestions(ctx, PretrainData{Databases: []string{"university", "library"}, Instances: 2, Seed: 1, Renamed: true, Reworded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(db string) map[string]bool {
+		d, err := sqlitedb.Open(sqlitedb.Path(paths.DBDir, db), sqlitedb.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		out := map[string]bool{}
+		for _, tb := range d.Tables() {
+			out[strings.ToLower(tb.Name)] = true
+			for _, c := range tb.Columns {
+				out[strings.ToLower(c.Name)] = true
+			}
+		}
+		return out
+	}
+	heldoutNames := map[string]bool{}
+	for _, db := range []string{"university_r1", "library_r1"} {
+		maps.Copy(heldoutNames, names(db))
+	}
+	dbs := map[string]bool{}
+	for _, q := range pre {
+		if !strings.HasSuffix(q.DatabaseName, "_v1") {
+			t.Fatalf("pre-training question on %s, not a renamed copy", q.DatabaseName)
+		}
+		if heldoutText[strings.ToLower(q.QuestionText)] {
+			t.Fatalf("pre-training question %q is a paraphrased question", q.QuestionText)
+		}
+		if !dbs[q.DatabaseName] {
+			dbs[q.DatabaseName] = true
+			for n := range names(q.DatabaseName) {
+				if heldoutNames[n] {
+					t.Fatalf("%s has the renamed_schema name %q", q.DatabaseName, n)
+				}
+			}
+		}
+	}
+	if len(dbs) != 4 {
+		t.Fatalf("pre-training databases %v, want 2 × 2 renamed copies", dbs)
 	}
 }

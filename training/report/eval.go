@@ -15,9 +15,11 @@ import (
 
 // splitTitles are the readable names of the evaluation splits.
 var splitTitles = map[string]string{
-	training.SplitTrain:   "training questions",
-	training.SplitHeldout: "held-out questions (training databases)",
-	training.SplitUnseen:  "unseen databases",
+	training.SplitTrain:       "training questions",
+	training.SplitHeldout:     "held-out questions (training databases)",
+	training.SplitRenamed:     "held-out questions, tables and columns renamed",
+	training.SplitParaphrased: "held-out questions, reworded",
+	training.SplitUnseen:      "unseen databases",
 }
 
 // SplitsTable describes the question sets of a run: the three evaluation
@@ -57,10 +59,19 @@ func EvalSummaryTable(s training.EvalSummary) string {
 				continue
 			}
 			rows = append(rows, []string{split, policy, fmt.Sprintf("%.1f %%", 100*r.GreedySuccess),
-				fmt.Sprintf("%.1f ± %.1f %%", 100*r.SampledSuccess, 100*r.SampledSuccessSE), fmt.Sprint(r.Questions), fmt.Sprint(r.SampledEpisodes)})
+				fmt.Sprintf("%.1f ± %.1f %%", 100*r.SampledSuccess, 100*r.SampledSuccessSE), fmt.Sprint(r.Questions), fmt.Sprint(r.SampledEpisodes), groundedCell(r)})
 		}
 	}
-	return render.Table([]string{"split", "policy", "greedy success", "sampled success ± s.e.", "questions", "sampled episodes"}, rows)
+	return render.Table([]string{"split", "policy", "greedy success", "sampled success ± s.e.", "questions", "sampled episodes", "names read"}, rows)
+}
+
+// groundedCell shows a result's GroundedNames: "93 % of 412", or "—"
+// when its SQL wrote no names.
+func groundedCell(r training.SplitResult) string {
+	if r.NamesWritten == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f %% of %d", 100*r.GroundedNames, r.NamesWritten)
 }
 
 // Findings states in plain words what the last trained policy of the

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/gosqlenv/gosqlenv/sqlenv/sqlitedb"
 )
 
 // Names for renamed schemas (see variant.go): the surface forms a table or
@@ -48,10 +50,10 @@ var affixPools = map[NameSet]affixes{
 		columnSuffixes: []string{"val", "txt", "field", "col", "no"},
 	},
 	HeldoutNames: {
-		tablePrefixes:  []string{"core", "app", "dim", "src"},
-		tableSuffixes:  []string{"registry", "entries", "master", "catalog", "ledger", "book"},
+		tablePrefixes:  []string{"core", "sys", "dim", "src"},
+		tableSuffixes:  []string{"registry", "ledger", "master", "catalog", "vault"},
 		columnPrefixes: []string{"f", "attr", "x"},
-		columnSuffixes: []string{"attr", "value", "entry", "fld"},
+		columnSuffixes: []string{"attr", "fld", "datum", "spec"},
 	},
 }
 
@@ -340,18 +342,4 @@ func joinWords(words []string, style int) string {
 	return b.String()
 }
 
-// sqlKeywords are SQLite's keywords (lower case), which a new name must
-// not be.
-var sqlKeywords = strings.Fields(`abort action add after all alter always analyze and as asc attach
-autoincrement before begin between by cascade case cast check collate column commit conflict constraint
-create cross current current_date current_time current_timestamp database default deferrable deferred
-delete desc detach distinct do drop each else end escape except exclude exclusive exists explain fail
-filter first following for foreign from full generated glob group groups having if ignore immediate in
-index indexed initially inner insert instead intersect into is isnull join key last left like limit match
-materialized natural no not nothing notnull null nulls of offset on or order others outer over partition
-plan pragma preceding primary query raise range recursive references regexp reindex release rename replace
-restrict returning right rollback row rows savepoint select set table temp temporary then ties to
-transaction trigger unbounded union unique update using vacuum values view virtual when where window with
-without`)
-
-func isKeyword(name string) bool { return slices.Contains(sqlKeywords, name) }
+func isKeyword(name string) bool { return sqlitedb.IsKeyword(name) }

@@ -204,3 +204,48 @@ func TestReword(t *testing.T) {
 	}
 	t.Logf("%d questions, pre-training kept %d; e.g. %q → %q", len(qs), kept, qs[0].QuestionText, Reword(qs[0].QuestionText, HeldoutNames, r))
 }
+
+// TestHeldoutAffixesAreNewWords: no word a pre-training name can be made
+// of — an original word of a training database's names, its plural or
+// abbreviation, a synonym's word, a pre-training affix — is a held-out
+// affix, so a held-out name (which always carries one as a word of its
+// own) is never a pre-training name.
+func TestHeldoutAffixesAreNewWords(t *testing.T) {
+	words := map[string]bool{}
+	pre := affixPools[PretrainNames]
+	for _, w := range slices.Concat(pre.tablePrefixes, pre.tableSuffixes, pre.columnPrefixes, pre.columnSuffixes) {
+		words[w] = true
+	}
+	for _, d := range domains() {
+		if d.split != dataset.Train {
+			continue
+		}
+		for _, tb := range d.build(newGen(d.name)) {
+			names := []string{tb.name}
+			for _, line := range strings.Split(tb.ddl, "\n")[1:] {
+				if f := strings.Fields(strings.TrimSpace(line)); len(f) > 1 && !isKeyword(strings.ToLower(f[0])) {
+					names = append(names, f[0])
+				}
+			}
+			for _, name := range names {
+				for _, w := range strings.Split(name, "_") {
+					words[w], words[plural(w)] = true, true
+					if len(w) > 5 {
+						words[w[:3]], words[w[:4]] = true, true
+					}
+					for _, syn := range synonyms[w] {
+						for _, sw := range strings.Split(syn, "_") {
+							words[sw] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	held := affixPools[HeldoutNames]
+	for _, a := range slices.Concat(held.tablePrefixes, held.tableSuffixes, held.columnPrefixes, held.columnSuffixes) {
+		if words[a] {
+			t.Errorf("held-out affix %q is a word of pre-training names", a)
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package training
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/gosqlenv/gosqlenv/sqlenv"
+	"github.com/gosqlenv/gosqlenv/sqlenv/sqlitedb"
+)
+
+// GroundedNames counts, over episodes, the table and column names that the
+// episodes' QUERY actions write (SQLNames) and how many of them the episode
+// had been shown before that action — in the table list, a DESCRIBE or
+// SAMPLE, a result or an error message, not the question: a policy that
+// reads the schema it is shown writes names it has seen; one that recalls
+// names from training writes others (a renamed table's old name). Each
+// name counts once per action.
+func GroundedNames(episodes []sqlenv.EpisodeReport) (grounded, total int) {
+	for _, e := range episodes {
+		seen := []string{shownText(e.Initial)}
+		for _, t := range e.Turns {
+			if t.Action.ActionType == sqlenv.Query {
+				for _, name := range SQLNames(t.Action.Argument) {
+					total++
+					if slices.ContainsFunc(seen, func(s string) bool { return spellsWord(s, name) }) {
+						grounded++
+					}
+				}
+			}
+			seen = append(seen, shownText(t.Observation))
+		}
+	}
+	return grounded, total
+}
+
+// shownText is what an observation shows of the database: its table list
+// (with the described tables' columns), result and error.
+func shownText(o sqlenv.Observation) string {
+	return o.SchemaInfo + "\n" + o.Result + "\n" + o.Error
+}
+
+// SQLNames returns the identifiers of a SQL text that name tables or
+// columns, each once, in order: words and quoted identifiers outside string
+// literals and comments that are not SQL keywords, not function names (a
+// word followed by "("), and not aliases the query defines (the word after
+// AS, or after a table name in FROM or JOIN) or uses (the word before ".").
+func SQLNames(text string) []string {
+	toks := sqlTokens(text)
+	aliases := map[string]bool{}
+	for i, t := range toks {
+		lower := strings.ToLower(t.text)
+		if t.kind == tokWord && i+1 < len(toks) && toks[i+1].text == "." {
+			aliases[lower] = true // a table or an alias: it qualifies a column
+		}
+		if t.kind == tokWord && !t.quoted && lower == "as" && i+1 < len(toks) && toks[i+1].kind == tokWord {
+			aliases[strings.ToLower(toks[i+1].text)] = true
+		}
+		// FROM t a, JOIN t a, "…, t a": the word right after a table is its alias.
+		if (lower == "from" || lower == "join" || lower == ",") && i+2 < len(toks) &&
+			toks[i+1].kind == tokWord && toks[i+2].kind == tokWord && !toks[i+2].quoted && !sqlitedb.IsKeyword(toks[i+2].text) {
+			aliases[strings.ToLower(toks[i+2].text)] = true
+		}
+	}
+	var out []string
+	for i, t := range toks {
+		if t.kind != tokWord {
+			continue
+		}
+		lower := strings.ToLower(t.text)
+		isFunc := i+1 < len(toks) && toks[i+1].text == "("
+		if t.quoted {
+			isFunc = false
+		}
+		if (!t.quoted && sqlitedb.IsKeyword(lower)) || isFunc || (aliases[lower] && !isTableBeforeAlias(toks, i)) {
+			continue
+		}
+		if !slices.ContainsFunc(out, func(x string) bool { return strings.EqualFold(x, t.text) }) {
+			out = append(out, t.text)
+		}
+	}
+	return out
+}
+
+// isTableBeforeAlias reports whether the word at i is a table named in
+// FROM or JOIN (which SQLNames keeps even when it also qualifies columns:
+// "FROM student … student.name").
+func isTableBeforeAlias(toks []sqlToken, i int) bool {
+	if i == 0 {
+		return false
+	}
+	prev := strings.ToLower(toks[i-1].text)
+	return prev == "from" || prev == "join"
+}
+
+// The kinds of sqlTokens' tokens.
+const (
+	tokWord = iota // an identifier or keyword, bare or quoted
+	tokOther
+)
+
+type sqlToken struct {
+	kind   int
+	text   string // a quoted identifier without its quotes
+	quoted bool
+}
+
+// sqlTokens splits SQL into words (bare or quoted identifiers) and single
+// other characters, dropping white space, string literals, numbers and
+// comments.
+func sqlTokens(text string) []sqlToken {
+	var out []sqlToken
+	for i := 0; i < len(text); {
+		c := text[i]
+		switch {
+		case c == '\'':
+			i = quotedEnd(text, i, '\'')
+		case c == '"' || c == '`' || c == '[':
+			q := c
+			if q == '[' {
+				q = ']'
+			}
+			j := quotedEnd(text, i, q)
+			out = append(out, sqlToken{kind: tokWord, text: strings.ReplaceAll(text[i+1:max(i+1, j-1)], string(q)+string(q), string(q)), quoted: true})
+			i = j
+		case strings.HasPrefix(text[i:], "--"):
+			j := strings.IndexByte(text[i:], '\n')
+			if j < 0 {
+				return out
+			}
+			i += j
+		case strings.HasPrefix(text[i:], "/*"):
+			j := strings.Index(text[i+2:], "*/")
+			if j < 0 {
+				return out
+			}
+			i += j + 4
+		case c == '_' || c >= 0x80 || (c|0x20 >= 'a' && c|0x20 <= 'z'):
+			j := i
+			for j < len(text) && (text[j] == '_' || text[j] == '$' || text[j] >= 0x80 || (text[j]|0x20 >= 'a' && text[j]|0x20 <= 'z') || (text[j] >= '0' && text[j] <= '9')) {
+				j++
+			}
+			out = append(out, sqlToken{kind: tokWord, text: text[i:j]})
+			i = j
+		case c >= '0' && c <= '9':
+			for i < len(text) && (text[i] == '.' || text[i] == '_' || (text[i] >= '0' && text[i] <= '9') || (text[i]|0x20 >= 'a' && text[i]|0x20 <= 'z')) {
+				i++
+			}
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			i++
+		default:
+			out = append(out, sqlToken{kind: tokOther, text: string(c)})
+			i++
+		}
+	}
+	return out
+}
+
+// quotedEnd returns the index past the token quoted by q that starts at
+// text[i] (a doubled q escapes it), or len(text).
+func quotedEnd(text string, i int, q byte) int {
+	for j := i + 1; j < len(text); j++ {
+		if text[j] == q {
+			if j+1 < len(text) && text[j+1] == q {
+				j++
+				continue
+			}
+			return j + 1
+		}
+	}
+	return len(text)
+}

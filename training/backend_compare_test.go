@@ -177,7 +177,7 @@ func compareBatch(vocab int, tree bool) lossBatch {
 		}
 		return lb
 	}
-	mb := packSamples(samples, idx, weights, 0, 64)
+	mb := packSamples(samples, idx, weights, 0, 64, fixedShape{})
 	return lossBatch{model: []*tensors.Tensor{mb.ids, mb.mask, mb.positions}, weights: mb.weights,
 		advantages: mb.perRow(adv), samplingLogp: mb.samplingLogp}
 }

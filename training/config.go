@@ -162,6 +162,21 @@ type GRPOConfig struct {
 	// so that compiled programs are reused. Default 64; larger wastes
 	// compute on padding, smaller compiles more programs.
 	LengthBucket int `json:"length_bucket" yaml:"length_bucket" help:"prompt lengths are padded to a multiple of this"`
+	// StaticShapes fixes the shapes of every program of the run, so that a
+	// backend that compiles per shape (XLA: seconds each) compiles each
+	// program a few times, early, instead of at every new batch size or
+	// length: generation batches have a fixed number of rows per kind of
+	// rollout (BucketRows of a full batch, the last one padded), prompts
+	// are padded to a power of two times length_bucket that only grows
+	// (started from the longest prompt of the SFT data), the caches hold
+	// the prompt and max_new_tokens from the start, the SFT micro-batches
+	// have a fixed number of rows and the longest sample's length, and
+	// GRPO's loss micro-batches a fixed number of rows (episodes ×
+	// step_budget turns) and the prompt length plus max_new_tokens,
+	// without prefix trees. "auto" (default): on for XLA backends, off on
+	// the pure-Go backend, which compiles in milliseconds and would
+	// compute the padding; "true" or "false" to choose.
+	StaticShapes string `json:"static_shapes" yaml:"static_shapes" help:"fixed program shapes, so that XLA compiles each program once: auto (on for XLA backends, off for go), true or false"`
 	// RolloutBatchEpisodes bounds the episodes that advance together in one
 	// generation batch. A rollout with more (an evaluation: every question
 	// of a split times 1 + eval_samples) is played in batches of whole
@@ -368,6 +383,7 @@ func DefaultGRPOConfig() GRPOConfig {
 		GradientAccumulationSteps: 4,
 		PrefixSharing:             true,
 		ReadingSplits:             true,
+		StaticShapes:              "auto",
 		NumTrainEpochs:            1,
 		LearningRate:              5e-6,
 		AdamBeta1:                 0.9,
@@ -534,6 +550,9 @@ func (c *GRPOConfig) checkGeneration(v *checker) {
 	v.atLeast("top_k", c.TopK, 0)
 	v.atLeast("length_bucket", c.LengthBucket, 1)
 	v.atLeast("rollout_batch_episodes", c.RolloutBatchEpisodes, 1)
+	if _, err := ParseStaticShapes(c.StaticShapes); err != nil {
+		v.bad("static_shapes", c.StaticShapes, "want auto, true or false")
+	}
 	v.atLeast("generation_memory_mb", c.GenerationMemoryMB, -1)
 }
 
@@ -622,3 +641,19 @@ var (
 	cfgStringsType = reflect.TypeFor[[]string]()
 	cfgFloatsType  = reflect.TypeFor[[]float64]()
 )
+
+// ParseStaticShapes reads static_shapes: "auto" (or "") gives nil, "true"
+// or "false" (also on/off, 1/0) their value.
+func ParseStaticShapes(s string) (*bool, error) {
+	var v bool
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return nil, nil
+	case "true", "on", "1", "yes":
+		v = true
+	case "false", "off", "0", "no":
+	default:
+		return nil, fmt.Errorf("static_shapes %q: want auto, true or false", s)
+	}
+	return &v, nil
+}

@@ -13,10 +13,10 @@ func TestDefaultGRPOConfigMatchesSpec(t *testing.T) {
 	want := GRPOConfig{
 		ModelName: "Qwen/Qwen3-1.7B", Backend: "", Precision: "auto" /* bfloat16 (the spec's bf16) on a GPU, float32 on the CPU */, EnableThinking: false,
 		QuestionsPath: "", EvalQuestionsPath: "", DBDir: "", OutputDir: "outputs/grpo",
-		DifficultyFilter: []string{"easy", "medium"}, TrainDatabases: []string{}, HeldoutFraction: 0.2,
+		DifficultyFilter: []string{"easy", "medium"}, TrainDatabases: []string{}, HeldoutFraction: 0.2, ReadingSplits: true,
 		MaxTrainQuestions: 0, MaxEvalQuestions: 50, EvalSamples: 4,
 		StepBudget: 10, HistoryPairs: 3, MaxResultChars: 1200, EnvServers: []string{}, EnvTransport: "websocket",
-		MaxNewTokens: 256, MaxCompletionLength: 1024, Temperature: 1.0, TopP: 1.0, TopK: 0, LengthBucket: 64, RolloutBatchEpisodes: 256, GenerationMemoryMB: 0,
+		MaxNewTokens: 256, MaxCompletionLength: 1024, Temperature: 1.0, TopP: 1.0, TopK: 0, LengthBucket: 64, StaticShapes: "auto", RolloutBatchEpisodes: 256, GenerationMemoryMB: 0,
 		NumGenerations: 4, PerDeviceTrainBatchSize: 2, GradientAccumulationSteps: 4, PrefixSharing: true, NumTrainEpochs: 1, MaxSteps: 0,
 		LearningRate: 5e-6, AdamBeta1: 0.9, AdamBeta2: 0.999, AdamEpsilon: 1e-8, WeightDecay: 0, MaxGradNorm: 1.0,
 		WarmupRatio: 0, WarmupSteps: 0, LRSchedulerType: "linear", Beta: 0, Epsilon: 0.2, EpsilonHigh: 0,

@@ -85,6 +85,6 @@ func ExamplePipeline() {
 	// SFT from: checkpoint-2
 	// final checkpoint: checkpoint-2
 	// GRPO steps logged: 2
-	// splits evaluated: [heldout_questions train unseen_databases]
+	// splits evaluated: [heldout_questions paraphrased_questions renamed_schema train unseen_databases]
 	// policies evaluated: [grpo random sft]
 }

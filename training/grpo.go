@@ -218,6 +218,7 @@ func (t *GRPOTrainer) Step(ctx context.Context, s int) (Metrics, error) {
 	m["time/rollout"], m["time/generation"], m["time/environment"] = rollSeconds, sc.stats.GenerateSeconds, sc.stats.EnvironmentSeconds
 	m["time/loss_backward"], m["time/optimizer"] = lossSeconds-up.optimizerSeconds, up.optimizerSeconds
 	m["tokens/s"] = float64(sc.stats.GeneratedTokens) / stepSeconds
+	addCompileMetrics(m)
 	if cfg.DynamicSampling > 1 {
 		m["dynamic_sampling/trained_groups"] = float64(trained.groups())
 	}
@@ -345,7 +346,7 @@ func (t *GRPOTrainer) packMicroBatches(sc scoredRollout) ([]lossBatch, error) {
 		if len(idx) == 0 {
 			continue
 		}
-		if cfg.PrefixSharing {
+		if cfg.PrefixSharing && !t.Roller.cfg.StaticShapes {
 			lb, err := packTreeSamples(samples, idx, weights, sampleAdv, t.Roller.tok.PAD())
 			if err != nil {
 				return nil, err
@@ -353,11 +354,29 @@ func (t *GRPOTrainer) packMicroBatches(sc scoredRollout) ([]lossBatch, error) {
 			batches = append(batches, lb)
 			continue
 		}
-		mb := packSamples(samples, idx, weights, t.Roller.tok.PAD(), cfg.LengthBucket)
+		mb := packSamples(samples, idx, weights, t.Roller.tok.PAD(), cfg.LengthBucket, t.lossShape(perMicro))
 		batches = append(batches, lossBatch{model: []*tensors.Tensor{mb.ids, mb.mask, mb.positions},
 			weights: mb.weights, advantages: mb.perRow(sampleAdv), samplingLogp: mb.samplingLogp})
 	}
 	return batches, nil
+}
+
+// lossShape is the shape of the loss micro-batches with static shapes
+// (none without): perMicro episodes of at most step_budget turns each, and
+// the static prompt length plus max_new_tokens (the longest a turn sample
+// can be).
+func (t *GRPOTrainer) lossShape(perMicro int) fixedShape {
+	if !t.Roller.cfg.StaticShapes {
+		return fixedShape{}
+	}
+	cfg := t.Config
+	return fixedShape{rows: qwen3.BucketRows(perMicro * max(1, cfg.StepBudget)),
+		length: roundUpTo(t.Roller.StaticPromptLength()+cfg.MaxNewTokens, cfg.LengthBucket)}
+}
+
+func roundUpTo(n, m int) int {
+	m = max(m, 1)
+	return (n + m - 1) / m * m
 }
 
 // packTreeSamples packs the samples idx into prefix-tree rows
@@ -540,7 +559,7 @@ func (t *GRPOTrainer) tokenLogp(weights []*tensors.Tensor, mb lossBatch) (*tenso
 	if err != nil {
 		return nil, err
 	}
-	out, err := e.Call(slices.Concat(weights, mb.model))
+	out, err := qwen3.Run(e, slices.Concat(weights, mb.model))
 	if err != nil {
 		return nil, fmt.Errorf("grpo: score old/reference log-probs: %w", err)
 	}

@@ -99,7 +99,7 @@ func (l *Learner) accumulate(key string, fn lossGraph, inputs []*tensors.Tensor)
 		return 0, nil, err
 	}
 	args := slices.Concat(l.Model.Weights(), inputs)
-	out, err := e.Call(args)
+	out, err := qwen3.Run(e, args)
 	if err != nil {
 		return 0, nil, fmt.Errorf("learner: %s: %w", key, err)
 	}
@@ -127,7 +127,7 @@ func (l *Learner) accumulate(key string, fn lossGraph, inputs []*tensors.Tensor)
 	// they are replaced by the result, so a model's worth of memory is saved.
 	sums := make([]any, 0, 2*n)
 	for _, t := range l.acc {
-		d, err := DonateTensorBuffer(t, l.Model.Backend(), 0)
+		d, err := qwen3.Donate(t, l.Model.Backend())
 		if err != nil {
 			l.acc = nil
 			return 0, nil, fmt.Errorf("learner: accumulate gradients: %w", err)
@@ -137,7 +137,7 @@ func (l *Learner) accumulate(key string, fn lossGraph, inputs []*tensors.Tensor)
 	for _, t := range grads {
 		sums = append(sums, t)
 	}
-	if l.acc, err = add.Call(sums...); err != nil {
+	if l.acc, err = qwen3.Run(add, sums...); err != nil {
 		l.acc = nil
 		return 0, nil, fmt.Errorf("learner: accumulate gradients: %w", err)
 	}
@@ -187,7 +187,7 @@ func (l *Learner) masterWeights() ([]*tensors.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	master, err := e.Call(current)
+	master, err := qwen3.Run(e, current)
 	if err != nil {
 		return nil, fmt.Errorf("learner: float32 master weights: %w", err)
 	}
@@ -228,7 +228,7 @@ func (l *Learner) Apply(lr float64) (gradNorm float64, err error) {
 	// A new slice: weights may share its backing array with the moments.
 	args := slices.Concat(weights, l.acc, l.m, l.v,
 		[]*tensors.Tensor{tensors.FromScalar(float32(l.Steps + 1)), tensors.FromScalar(float32(lr))})
-	out, err := e.Call(args)
+	out, err := qwen3.Run(e, args)
 	if err != nil {
 		return 0, fmt.Errorf("learner: AdamW step: %w", err)
 	}
@@ -304,7 +304,7 @@ type microBatch struct {
 
 // packSamples pads samples to a common length (rounded up to bucket) and the
 // batch to a power of two; padding rows have zero weight.
-func packSamples(samples []Sample, idx []int, weights [][]float32, pad int32, bucket int) microBatch {
+func packSamples(samples []Sample, idx []int, weights [][]float32, pad int32, bucket int, fixed fixedShape) microBatch {
 	longest := 0
 	for _, i := range idx {
 		longest = max(longest, len(samples[i].IDs))
@@ -315,6 +315,12 @@ func packSamples(samples []Sample, idx []int, weights [][]float32, pad int32, bu
 	rows := 1
 	for rows < len(idx) {
 		rows *= 2
+	}
+	if fixed.rows > 0 {
+		rows = max(fixed.rows, len(idx))
+	}
+	if fixed.length > 0 {
+		longest = max(fixed.length, longest)
 	}
 	ids, mask, pos := make([]int32, rows*longest), make([]int32, rows*longest), make([]int32, rows*longest)
 	w, sl := make([]float32, rows*longest), make([]float32, rows*longest)
@@ -342,6 +348,12 @@ func packSamples(samples []Sample, idx []int, weights [][]float32, pad int32, bu
 	mb.samplingLogp = tensors.FromFlatDataAndDimensions(sl, rows, longest)
 	return mb
 }
+
+// fixedShape, when set, is the shape of every micro-batch of a phase
+// (static_shapes): rows and length (0: bucketed to the micro-batch's own
+// size, as without static shapes). A micro-batch that would not fit keeps
+// its own larger size.
+type fixedShape struct{ rows, length int }
 
 // perRow builds a [B] float32 tensor from per-sample values.
 func (mb microBatch) perRow(values []float64) *tensors.Tensor {

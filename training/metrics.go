@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/gosqlenv/gosqlenv/training/internal/atomicfile"
+	"github.com/gosqlenv/gosqlenv/training/qwen3"
 )
 
 // Metrics is one record of named values (TRL's metric names: reward,
@@ -215,4 +216,12 @@ func Series(records []Metrics, key string) []float64 {
 		out[i] = v
 	}
 	return out
+}
+
+// addCompileMetrics records in m the programs compiled so far in the
+// process and the seconds that took (qwen3.CompileStats), as
+// compile/programs and compile/seconds.
+func addCompileMetrics(m Metrics) {
+	programs, seconds := qwen3.CompileStats()
+	m["compile/programs"], m["compile/seconds"] = float64(programs), seconds
 }

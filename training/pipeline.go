@@ -105,7 +105,18 @@ func (p *Pipeline) RolloutConfig() RolloutConfig {
 	return RolloutConfig{SystemPrompt: c.SystemPrompt, NumGenerations: c.NumGenerations, MaxNewTokens: c.MaxNewTokens, MaxCompletionLength: c.MaxCompletionLength,
 		HistoryPairs: c.HistoryPairs, MaxResultChars: c.MaxResultChars, Temperature: c.Temperature, TopP: c.TopP, TopK: c.TopK,
 		EnableThinking: c.EnableThinking, LengthBucket: c.LengthBucket, Seed: int64(c.Seed), SharePrompts: c.PrefixSharing,
-		BatchEpisodes: c.RolloutBatchEpisodes, MaxBatchBytes: int64(c.GenerationMemoryMB) << 20}
+		BatchEpisodes: c.RolloutBatchEpisodes, MaxBatchBytes: int64(c.GenerationMemoryMB) << 20, StaticShapes: p.StaticShapes()}
+}
+
+// StaticShapes reports whether the run's programs have static shapes
+// (static_shapes: auto means on for XLA backends, off for the pure-Go
+// backend).
+func (p *Pipeline) StaticShapes() bool {
+	v, err := ParseStaticShapes(p.Config.StaticShapes)
+	if err == nil && v != nil {
+		return *v
+	}
+	return p.Backend != nil && !qwen3.IsGoBackend(p.Backend)
 }
 
 // NewEnv makes an environment for one episode: in process over all

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
@@ -45,7 +46,25 @@ func (p *Pipeline) oracleTrainer(ctx context.Context, qs []dataset.QuestionRecor
 		return nil, 0, err
 	}
 	tr.TokenizerDir = p.TokenizerDir
+	if tr.StaticShapes = p.StaticShapes(); tr.StaticShapes {
+		p.seedStaticPrompts(samples)
+	}
 	return tr, len(samples), nil
+}
+
+// seedStaticPrompts grows the roller's static prompt length (static_shapes)
+// to the longest prompt of samples (the oracle's turns: the prompts a run
+// meets are about as long), so that generation compiles its programs for
+// that length from the start instead of growing into it.
+func (p *Pipeline) seedStaticPrompts(samples []Sample) {
+	if p.Roller == nil {
+		return
+	}
+	for _, s := range samples {
+		if n := slices.Index(s.Mask, 1); n > 0 {
+			p.Roller.SetStaticPromptLength(n)
+		}
+	}
 }
 
 // NewGRPO returns the GRPO trainer of the pipeline (resuming from
@@ -57,6 +76,13 @@ func (p *Pipeline) NewGRPO(log *RunLog) (*GRPOTrainer, error) {
 	}
 	tr.TokenizerDir = p.TokenizerDir
 	tr.Evaluate = p.greedySuccess
+	if p.StaticShapes() {
+		samples, err := p.oracleSamples(context.Background(), p.GRPOQuestions())
+		if err != nil {
+			return nil, err
+		}
+		p.seedStaticPrompts(samples)
+	}
 	if r := p.Config.ResumeFromCheckpoint; r != "" {
 		if err := tr.LoadCheckpoint(r); err != nil {
 			return nil, err

@@ -73,6 +73,10 @@ type RolloutConfig struct {
 	// MaxBatchBytes bounds the memory of one generation call
 	// (qwen3.GenerateOptions.MaxBatchBytes; 0: the backend's default).
 	MaxBatchBytes int64
+	// StaticShapes generates with fixed shapes (qwen3.StaticShapes): the
+	// rows of a full batch of the rollout (BucketRows), and prompts padded
+	// to the roller's static prompt length (StaticPromptLength).
+	StaticShapes bool
 }
 
 // Turn is one model turn of an episode, exactly as generated: the training
@@ -199,6 +203,9 @@ type Roller struct {
 	// OnProgress, when set, is called after every turn of a rollout with
 	// the number of its episodes that have finished and their total.
 	OnProgress func(done, total int)
+	// promptLength is the static prompt length (StaticShapes): a power of
+	// two times LengthBucket that grows to the longest prompt met.
+	promptLength int
 	// OnEnvFailure, when set, is told of each environment failure: the
 	// episode's question, the error, and whether the episode went on (on a
 	// new session, its actions replayed) or its group was dropped.
@@ -310,6 +317,9 @@ func (r *Roller) play(ctx context.Context, questionIDs []string, temps []float64
 	if r.cfg.BatchEpisodes > 0 {
 		perBatch = max(1, r.cfg.BatchEpisodes/len(temps))
 	}
+	// With static shapes every batch of this rollout has the rows of a
+	// full one.
+	rows := qwen3.BucketRows(min(perBatch, len(questionIDs)) * len(temps))
 	var episodes []*Episode
 	var stats RolloutStats
 	total := len(questionIDs) * len(temps)
@@ -319,7 +329,7 @@ func (r *Roller) play(ctx context.Context, questionIDs []string, temps []float64
 				r.OnProgress(from*len(temps)+done, total)
 			}
 		}
-		batch, s, err := r.playBatch(ctx, questionIDs[from:min(from+perBatch, len(questionIDs))], temps, report)
+		batch, s, err := r.playBatch(ctx, questionIDs[from:min(from+perBatch, len(questionIDs))], temps, rows, report)
 		stats.add(s)
 		if err != nil {
 			return nil, stats, err
@@ -348,9 +358,10 @@ func (s *RolloutStats) add(o RolloutStats) {
 }
 
 // playBatch plays one batch of play's questions, all episodes advancing
-// together: one generation call per turn; report gets the number of the
-// batch's episodes finished after each turn.
-func (r *Roller) playBatch(ctx context.Context, questionIDs []string, temps []float64, report func(done int)) ([]*Episode, RolloutStats, error) {
+// together: one generation call per turn (of rows rows with static
+// shapes); report gets the number of the batch's episodes finished after
+// each turn.
+func (r *Roller) playBatch(ctx context.Context, questionIDs []string, temps []float64, rows int, report func(done int)) ([]*Episode, RolloutStats, error) {
 	var stats RolloutStats
 	if slices.ContainsFunc(temps, func(t float64) bool { return t > 0 }) {
 		r.calls++
@@ -416,12 +427,16 @@ func (r *Roller) playBatch(ctx context.Context, questionIDs []string, temps []fl
 			}
 			prompts[i] = p
 		}
-		gen, genSeconds, err := timedGenerate(ctx, r.gen, prompts, qwen3.GenerateOptions{
+		opts := qwen3.GenerateOptions{
 			MaxNewTokens: r.cfg.MaxNewTokens, Temperature: temps[0], Temperatures: perEpisode, TopP: r.cfg.TopP, TopK: r.cfg.TopK,
 			Seed: r.cfg.Seed*1_000_003 + r.calls*10_007 + int64(turn), StopTokens: []int32{r.tok.EOS(), r.tok.PAD()},
 			PadID: r.tok.PAD(), LengthBucket: r.cfg.LengthBucket, SharePrompts: r.cfg.SharePrompts,
 			MaxBatchBytes: r.cfg.MaxBatchBytes,
-		})
+		}
+		if r.cfg.StaticShapes {
+			opts.Static = qwen3.StaticShapes{Rows: rows, PromptLength: r.staticPromptLength(prompts)}
+		}
+		gen, genSeconds, err := timedGenerate(ctx, r.gen, prompts, opts)
 		if err != nil {
 			return nil, stats, fmt.Errorf("rollout: generate (turn %d, %d episodes): %w", turn, len(active), err)
 		}
@@ -662,4 +677,37 @@ func timedGenerate(ctx context.Context, g Generator, prompts [][]int32, opts qwe
 	start := now()
 	gen, err := g.Generate(ctx, prompts, opts)
 	return gen, since(start), err
+}
+
+// StaticPromptLength is the prompt length of static shapes
+// (RolloutConfig.StaticShapes): LengthBucket times a power of two, grown
+// to fit the longest prompt met so far (or given to SetStaticPromptLength).
+func (r *Roller) StaticPromptLength() int { return r.promptLength }
+
+// SetStaticPromptLength grows the static prompt length to fit prompts of n
+// tokens (before the run meets them: a run that knows its longest prompts
+// up front compiles its generation programs once).
+func (r *Roller) SetStaticPromptLength(n int) {
+	if n > r.promptLength {
+		r.promptLength = staticLength(n, r.cfg.LengthBucket)
+	}
+}
+
+// staticPromptLength grows the static prompt length to the longest of
+// prompts and returns it.
+func (r *Roller) staticPromptLength(prompts [][]int32) int {
+	for _, p := range prompts {
+		r.SetStaticPromptLength(len(p))
+	}
+	return r.promptLength
+}
+
+// staticLength is the smallest bucket·2ᵏ that is at least n: static
+// shapes' lengths, a few per run.
+func staticLength(n, bucket int) int {
+	l := max(bucket, 1)
+	for l < n {
+		l *= 2
+	}
+	return l
 }

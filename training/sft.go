@@ -109,6 +109,10 @@ type SFTTrainer struct {
 	// Evaluate, when set, runs every eval_steps steps and at the end; its
 	// metrics join that step's in the log (as GRPOTrainer.Evaluate).
 	Evaluate func(ctx context.Context) (Metrics, error)
+	// StaticShapes packs every micro-batch to one shape (static_shapes):
+	// the rows of the largest micro-batch (BucketRows) and the longest
+	// sample's length (a power of two times length_bucket).
+	StaticShapes bool
 
 	digest string // samplesDigest(Samples), computed once
 }
@@ -155,6 +159,20 @@ func (t *SFTTrainer) epochOrder(epoch int) [][]int {
 	return batches
 }
 
+// fixedShape is the micro-batches' shape with StaticShapes (none
+// without).
+func (t *SFTTrainer) fixedShape() fixedShape {
+	if !t.StaticShapes {
+		return fixedShape{}
+	}
+	micros := min(max(1, t.Config.SFTGradientAccumulationSteps), t.batchSize())
+	longest := 0
+	for _, s := range t.Samples {
+		longest = max(longest, len(s.IDs))
+	}
+	return fixedShape{rows: qwen3.BucketRows((t.batchSize() + micros - 1) / micros), length: staticLength(longest, t.Config.LengthBucket)}
+}
+
 // TotalSteps is the number of optimizer steps of Train.
 func (t *SFTTrainer) TotalSteps() int {
 	per := (len(t.Samples) + t.batchSize() - 1) / t.batchSize()
@@ -172,6 +190,7 @@ func (t *SFTTrainer) Train(ctx context.Context) error {
 	var epochSteps int
 	var order [][]int // the batches of epoch orderEpoch
 	orderEpoch := -1
+	fixed := t.fixedShape()
 	for s := t.Learner.Steps; s < total; s++ {
 		if err := ctx.Err(); err != nil {
 			if _, serr := t.checkpoint(); serr != nil {
@@ -189,7 +208,7 @@ func (t *SFTTrainer) Train(ctx context.Context) error {
 			batch = append(batch, t.Samples[i])
 		}
 		lr := optim.LinearSchedule(t.Config.SFTLearningRate, s, 0, total)
-		step, err := t.Learner.NLLStep(batch, t.Config.SFTGradientAccumulationSteps, t.Config.LengthBucket, lr)
+		step, err := t.Learner.nllStep(batch, t.Config.SFTGradientAccumulationSteps, t.Config.LengthBucket, lr, fixed)
 		if err != nil {
 			return err
 		}
@@ -201,6 +220,7 @@ func (t *SFTTrainer) Train(ctx context.Context) error {
 		t.LastEpochLoss = epochLoss / float64(epochSteps)
 		m := Metrics{"step": float64(s + 1), "epoch": float64(s+1) / float64(per), "loss": step.Loss, "grad_norm": step.GradNorm,
 			"learning_rate": lr, "num_tokens": step.Tokens, "step_time": since(start)}
+		addCompileMetrics(m)
 		if t.Evaluate != nil && t.Config.EvalSteps > 0 && ((s+1)%t.Config.EvalSteps == 0 || s+1 == total) {
 			em, err := t.Evaluate(ctx)
 			if err != nil {
@@ -325,6 +345,12 @@ type NLLStepResult struct {
 // padded to multiples of lengthBucket, then one AdamW step at learning rate
 // lr. SFT warm-up and RAFT both train with it.
 func (l *Learner) NLLStep(batch []Sample, microBatches, lengthBucket int, lr float64) (NLLStepResult, error) {
+	return l.nllStep(batch, microBatches, lengthBucket, lr, fixedShape{})
+}
+
+// nllStep is NLLStep with every micro-batch packed to a fixed shape when
+// one is given.
+func (l *Learner) nllStep(batch []Sample, microBatches, lengthBucket int, lr float64, fixed fixedShape) (NLLStepResult, error) {
 	if len(batch) == 0 {
 		return NLLStepResult{}, errors.New("nll step: empty batch")
 	}
@@ -352,7 +378,7 @@ func (l *Learner) NLLStep(batch []Sample, microBatches, lengthBucket int, lr flo
 				rows = append(rows, i)
 			}
 		}
-		mb := packSamples(batch, rows, weights, 0, lengthBucket)
+		mb := packSamples(batch, rows, weights, 0, lengthBucket, fixed)
 		loss, extras, err := l.accumulate("sft", nll, []*tensors.Tensor{mb.ids, mb.mask, mb.positions, mb.weights})
 		if err != nil {
 			l.Discard()

@@ -108,6 +108,10 @@ func DTypeForPrecision(precision string, backend compute.Backend) (dtypes.DType,
 	return dtypes.InvalidDType, fmt.Errorf("precision %q: want one of %v", precision, Precisions)
 }
 
+// IsGoBackend reports whether backend is the pure-Go CPU backend (which
+// compiles a program in milliseconds; XLA takes seconds).
+func IsGoBackend(backend compute.Backend) bool { return isGoBackend(backend) }
+
 // isGoBackend reports whether backend is the pure-Go CPU backend.
 func isGoBackend(backend compute.Backend) bool {
 	// String is the registered name ("go"); this backend's Name is "Go Backend".

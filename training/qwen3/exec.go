@@ -139,7 +139,7 @@ func (m *Model) callAny(e *Exec, args ...any) ([]*tensors.Tensor, error) {
 		in = append(in, w)
 	}
 	in = append(in, args...)
-	out, err := e.Call(in...)
+	out, err := Run(e, in...)
 	if err != nil {
 		return nil, fmt.Errorf("qwen3 on backend %s: %w", m.backend.Name(), err)
 	}

@@ -56,8 +56,25 @@ type GenerateOptions struct {
 	// outgrows the machine's memory.
 	MaxBatchBytes int64
 
+	// Static, when its Rows is set, fixes the shapes of the generation's
+	// programs so that a run compiles each once (static_shapes).
+	Static StaticShapes
+
 	// keepLogits makes Generate also return every step's logits (tests).
 	keepLogits bool
+}
+
+// StaticShapes are the fixed shapes of a generation (GenerateOptions.Static):
+// every batch has Rows rows (more prompts are generated Rows at a time, in
+// order; padding fills the last batch), every prompt is left-padded to
+// PromptLength tokens (a longer one is an error), the KV caches hold
+// PromptLength + MaxNewTokens positions (rounded up to LengthBucket) from
+// the first step, and the batch keeps its rows to the end (no moving the
+// live sequences into a smaller batch). The prefill and decode programs
+// then have one shape per (Rows, PromptLength): on XLA, where each new
+// shape compiles for seconds, a run compiles them once.
+type StaticShapes struct {
+	Rows, PromptLength int
 }
 
 // Generation is the output of Generate, one entry per prompt.
@@ -118,7 +135,10 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 	if opts.Temperatures != nil && len(opts.Temperatures) != len(prompts) {
 		return nil, fmt.Errorf("qwen3: %d temperatures for %d prompts", len(opts.Temperatures), len(prompts))
 	}
-	parts := m.batchSlices(prompts, opts)
+	parts, err := m.batchParts(prompts, opts)
+	if err != nil {
+		return nil, err
+	}
 	if len(parts) == 1 {
 		return m.generate(ctx, prompts, opts)
 	}
@@ -167,6 +187,28 @@ func sliceSeed(seed int64, i int) int64 {
 		return seed
 	}
 	return seed ^ int64(uint64(i)*0x9E3779B97F4A7C15)
+}
+
+// batchParts splits the prompts' rows into the batches generated one
+// after the other: batchSlices, or with static shapes runs of
+// opts.Static.Rows rows, after checking every prompt fits
+// opts.Static.PromptLength.
+func (m *Model) batchParts(prompts [][]int32, opts GenerateOptions) ([][]int, error) {
+	st := opts.Static
+	if st.Rows <= 0 {
+		return m.batchSlices(prompts, opts), nil
+	}
+	var parts [][]int
+	for r, p := range prompts {
+		if len(p) > st.PromptLength {
+			return nil, fmt.Errorf("qwen3: prompt %d has %d tokens, more than the static prompt length %d", r, len(p), st.PromptLength)
+		}
+		if r%st.Rows == 0 {
+			parts = append(parts, nil)
+		}
+		parts[len(parts)-1] = append(parts[len(parts)-1], r)
+	}
+	return parts, nil
 }
 
 // batchSlices splits the prompts' rows into slices whose generation fits
@@ -227,6 +269,9 @@ func generationLengths(prompts [][]int32, opts GenerateOptions) (plen, smax int)
 		longest = max(longest, len(p))
 	}
 	plen = roundUp(longest, bucket)
+	if opts.Static.Rows > 0 {
+		plen = opts.Static.PromptLength
+	}
 	return plen, roundUp(plen+opts.MaxNewTokens, bucket)
 }
 
@@ -244,11 +289,19 @@ func (m *Model) generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 	rows := len(prompts)
 	bsz := BucketRows(rows)
 	plen, smax := generationLengths(prompts, opts)
+	static := opts.Static.Rows > 0
+	if static {
+		bsz = opts.Static.Rows
+	}
 	// The prefill runs over the distinct prompts (all of them without
 	// SharePrompts); sourceOf maps each of the bsz rows to its prompt.
 	distinct, sourceOf := distinctPrompts(prompts, bsz, opts.SharePrompts)
 	padded := slices.Clone(distinct)
-	for len(padded) < BucketRows(len(distinct)) {
+	prefillRows := BucketRows(len(distinct))
+	if static {
+		prefillRows = bsz
+	}
+	for len(padded) < prefillRows {
 		padded = append(padded, []int32{opts.PadID})
 	}
 	batch := PadLeft(padded, opts.PadID, plen)
@@ -257,6 +310,9 @@ func (m *Model) generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 	// (cacheGrowth): a decode step's attention costs as many positions as
 	// the caches hold, and most sequences stop long before MaxNewTokens.
 	cacheLen, grow := smax, m.cacheGrowth(opts)
+	if static {
+		grow = 0
+	}
 	if grow > 0 {
 		cacheLen = min(smax, plen+grow)
 	}
@@ -304,7 +360,7 @@ func (m *Model) generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if smaller := 1 << bits.Len(uint(live-1)); !opts.keepLogits && smaller <= len(rowOf)/2 {
+		if smaller := 1 << bits.Len(uint(live-1)); !static && !opts.keepLogits && smaller <= len(rowOf)/2 {
 			// Most sequences have ended: go on with the live ones only, in a
 			// smaller batch (a sampling step costs as many rows as it has),
 			// of a power of two (few shapes to compile).
@@ -341,7 +397,7 @@ func (m *Model) generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 		args := []any{out[0], tensors.FromFlatDataAndDimensions(positions, b), promptMask,
 			tensors.FromScalar(int32(plen + step)), out[2]}
 		for _, c := range out[len(out)-2*L:] {
-			d, err := DonateTensorBuffer(c, m.backend, 0)
+			d, err := Donate(c, m.backend)
 			if err != nil {
 				return nil, fmt.Errorf("qwen3: donate the KV cache: %w", err)
 			}

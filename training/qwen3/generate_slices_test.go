@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
@@ -130,5 +131,60 @@ func TestGenerateInSlices(t *testing.T) {
 				t.Fatalf("slices %d and %d drew the same tokens %v", q, r, first.Tokens[r])
 			}
 		}
+	}
+}
+
+// TestStaticShapesCompileOnce: with static shapes, batches of any size and
+// prompts of any length up to the static length compile the prefill and
+// decode programs once; greedy generation is the same as without them; a
+// prompt longer than the static length is refused, naming the length.
+func TestStaticShapesCompileOnce(t *testing.T) {
+	m := tinyModel(t, TinyConfig(128), dtypes.Float32)
+	ctx := context.Background()
+	batches := [][][]int32{
+		{{5, 6, 7, 8, 9}, {5, 6, 7, 1}, {3}},
+		{{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}},
+		{{4}, {4, 4}, {9, 8, 7}, {3}, {2}, {1}, {7, 7, 7}}, // more rows than the static 4: two batches
+	}
+	opts := GenerateOptions{MaxNewTokens: 10, StopTokens: []int32{0}, LengthBucket: 16, SharePrompts: true}
+	static := opts
+	static.Static = StaticShapes{Rows: 4, PromptLength: 32}
+	if _, err := m.Generate(ctx, batches[0], static); err != nil { // compiles prefill and decode
+		t.Fatal(err)
+	}
+	for _, prompts := range batches {
+		want, err := m.Generate(ctx, prompts, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.Generate(ctx, prompts, static)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := range prompts {
+			if !slices.Equal(got.Tokens[r], want.Tokens[r]) || got.Stopped[r] != want.Stopped[r] {
+				t.Fatalf("row %d: static %v, dynamic %v", r, got.Tokens[r], want.Tokens[r])
+			}
+		}
+		for _, b := range got.batches {
+			if b != 4 {
+				t.Fatalf("static generation went through batches %v, want 4 rows each", got.batches)
+			}
+		}
+	}
+	// Generated statically again (nothing dynamic in between), nothing
+	// compiles.
+	mid, _ := CompileStats()
+	for _, prompts := range batches {
+		if _, err := m.Generate(ctx, prompts, static); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after, _ := CompileStats(); after != mid {
+		t.Fatalf("static generation compiled %d programs after the first batch", after-mid)
+	}
+	long := make([]int32, 33)
+	if _, err := m.Generate(ctx, [][]int32{long}, static); err == nil || !strings.Contains(err.Error(), "static prompt length 32") {
+		t.Fatalf("a prompt of 33 tokens with a static length of 32: %v", err)
 	}
 }

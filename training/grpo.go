@@ -140,14 +140,29 @@ func (t *GRPOTrainer) Train(ctx context.Context) (err error) {
 		}
 	}()
 	total := t.TotalSteps()
+	evalAt := func(step int) bool {
+		return t.Evaluate != nil && t.Config.EvalSteps > 0 && (step%t.Config.EvalSteps == 0 || step == total) && !(step == total && t.EvaluatedAfter)
+	}
+	var evalSeconds float64 // the last periodic evaluation's
+	if t.Log != nil {
+		t.Log.between(Metrics{"step": float64(t.Learner.Steps)}, total)
+	}
 	for s := t.Learner.Steps; s < total; s++ {
 		m, err := t.Step(ctx, s)
-		last := s+1 == total
-		if err == nil && t.Evaluate != nil && t.Config.EvalSteps > 0 && ((s+1)%t.Config.EvalSteps == 0 || last) && !(last && t.EvaluatedAfter) {
+		if err == nil && evalAt(s+1) {
+			if t.Log != nil {
+				t.Log.between(m, total)
+			}
+			evalStart := now()
 			var em Metrics
 			if em, err = t.Evaluate(ctx); err == nil {
 				maps.Copy(m, em)
+				evalSeconds = since(evalStart)
+				m["time/eval"] = evalSeconds
 			}
+		}
+		if err == nil {
+			m["time/remaining"] = remainingSeconds(s+1, total, m["step_time"], evalSeconds, evalAt)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -281,6 +296,13 @@ func (sc scoredRollout) groups() int {
 func (t *GRPOTrainer) rolloutAndScore(ctx context.Context, s int) (scoredRollout, error) {
 	var sc scoredRollout
 	var err error
+	if t.Log != nil {
+		before := t.Roller.OnProgress
+		t.Roller.OnProgress = func(done, total int) {
+			t.Log.Activity(fmt.Sprintf("step %d: rollout, %d/%d episodes finished", s+1, done, total))
+		}
+		defer func() { t.Roller.OnProgress = before }()
+	}
 	sc.episodes, sc.stats, err = t.Roller.Rollout(ctx, t.questionsForStep(s))
 	if err != nil {
 		return sc, withOOMHint(err)
@@ -479,6 +501,9 @@ func (t *GRPOTrainer) update(batches []lossBatch, olds, refs []*tensors.Tensor, 
 	for it := 0; it < max(1, t.Config.NumIterations); it++ {
 		up.loss = 0
 		for k, mb := range batches {
+			if t.Log != nil && len(batches) > 1 {
+				t.Log.Activity(fmt.Sprintf("step %d: loss and gradients, micro-batch %d of %d", t.Learner.Steps+1, k+1, len(batches)))
+			}
 			old, ref := olds[k], refs[k]
 			if old == nil {
 				old = mb.samplingLogp

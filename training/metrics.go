@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/gosqlenv/gosqlenv/training/internal/atomicfile"
 	"github.com/gosqlenv/gosqlenv/training/qwen3"
@@ -28,6 +29,9 @@ const MetricsFile = "metrics.jsonl"
 type RunLog struct {
 	// OnLog, when set, receives every logged record (notebook displays).
 	OnLog func(Metrics)
+	// OnActivity, when set, is told of work between steps (Activity): the
+	// last step's metrics, the run's total steps and what is being done.
+	OnActivity func(last Metrics, total int, what string)
 	// History holds every logged record.
 	History []Metrics
 
@@ -36,6 +40,7 @@ type RunLog struct {
 	progress io.Writer
 	window   []Metrics
 	total    int
+	last     Metrics // the last step added
 }
 
 // NewRunLog logs into dir (created if needed); progress may be nil.
@@ -56,7 +61,7 @@ func (l *RunLog) Total() int { return l.total }
 // Add records one step's metrics; total is the number of steps of the run.
 func (l *RunLog) Add(m Metrics, total int) error {
 	l.window = append(l.window, m)
-	l.total = total
+	l.total, l.last = total, m
 	if l.progress != nil {
 		fmt.Fprint(l.progress, progressLine(m, total))
 	}
@@ -65,6 +70,35 @@ func (l *RunLog) Add(m Metrics, total int) error {
 	}
 	return nil
 }
+
+// Activity shows work that runs between two steps — a periodic
+// evaluation — so that the progress line and the notebook's display stay
+// live: the progress line of the last step followed by what, and
+// OnActivity.
+func (l *RunLog) Activity(what string) {
+	last := l.last
+	if last == nil {
+		last = Metrics{}
+	}
+	if l.progress != nil {
+		line := "\r" + what + " "
+		if l.total > 0 {
+			line = progressLine(last, l.total) + "· " + what + " "
+		}
+		fmt.Fprint(l.progress, line)
+	}
+	if l.OnActivity != nil {
+		l.OnActivity(last, l.total, what)
+	}
+}
+
+// between makes the metrics of a step not yet added (its periodic
+// evaluation runs before Add) the ones Activity shows.
+func (l *RunLog) between(m Metrics, total int) { l.last, l.total = m, total }
+
+// lastValueMetrics are running totals or estimates: a logged record keeps
+// the last step's value instead of the window's average.
+var lastValueMetrics = []string{"compile/programs", "compile/seconds", "time/remaining"}
 
 // Flush logs the average of the steps not yet logged. Each metric is
 // averaged over the steps that report it: a metric measured only on some
@@ -85,6 +119,11 @@ func (l *RunLog) Flush() error {
 	}
 	last := l.window[len(l.window)-1]
 	rec["step"], rec["epoch"] = last["step"], last["epoch"]
+	for _, k := range lastValueMetrics {
+		if v, ok := last[k]; ok {
+			rec[k] = v
+		}
+	}
 	l.window = l.window[:0]
 	b, err := json.Marshal(rec)
 	if err != nil {
@@ -163,7 +202,25 @@ func progressLine(m Metrics, total int) string {
 	} else if e, ok := m["epoch"]; ok {
 		line += fmt.Sprintf("epoch %.2f ", e)
 	}
-	return line + fmt.Sprintf("loss %.4f %.1fs/step ", m["loss"], m["step_time"])
+	line += fmt.Sprintf("loss %.4f %.1fs/step ", m["loss"], m["step_time"])
+	if left, ok := m["time/remaining"]; ok && step < total {
+		line += fmt.Sprintf("about %s left ", (time.Duration(left) * time.Second).Round(time.Second))
+	}
+	return line
+}
+
+// remainingSeconds estimates the time a run has left after step (1-based)
+// of total: the last step's time for each step left, and the last periodic
+// evaluation's time for each evaluation left (evalAt says which steps
+// evaluate; 0 seconds until one has run).
+func remainingSeconds(step, total int, stepSeconds, evalSeconds float64, evalAt func(step int) bool) float64 {
+	left := stepSeconds * float64(total-step)
+	for s := step + 1; s <= total; s++ {
+		if evalAt(s) {
+			left += evalSeconds
+		}
+	}
+	return left
 }
 
 // ReadMetrics reads a metrics.jsonl file.

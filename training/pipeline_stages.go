@@ -75,7 +75,7 @@ func (p *Pipeline) NewGRPO(log *RunLog) (*GRPOTrainer, error) {
 		return nil, err
 	}
 	tr.TokenizerDir = p.TokenizerDir
-	tr.Evaluate = p.greedySuccess
+	tr.Evaluate = p.periodicEvaluation(log)
 	if p.StaticShapes() {
 		samples, err := p.oracleSamples(context.Background(), p.GRPOQuestions())
 		if err != nil {
@@ -99,13 +99,42 @@ func (p *Pipeline) NewGRPO(log *RunLog) (*GRPOTrainer, error) {
 // wrote that the episode had been shown (GroundedNames), as
 // "eval/<split>/grounded_names".
 func (p *Pipeline) greedySuccess(ctx context.Context) (Metrics, error) {
+	return p.greedySuccessShown(ctx, nil)
+}
+
+// periodicEvaluation is greedySuccess showing its progress on log
+// (RunLog.Activity): the split and the episodes done.
+func (p *Pipeline) periodicEvaluation(log *RunLog) func(context.Context) (Metrics, error) {
+	return func(ctx context.Context) (Metrics, error) { return p.greedySuccessShown(ctx, log) }
+}
+
+// greedySuccessShown is greedySuccess, showing its progress on log when
+// not nil.
+func (p *Pipeline) greedySuccessShown(ctx context.Context, log *RunLog) (Metrics, error) {
 	m := Metrics{}
+	var splits []string
 	for _, split := range Splits {
+		if qs, err := p.EvalQuestions(split); err == nil && len(qs) > 0 {
+			splits = append(splits, split)
+		}
+	}
+	for i, split := range splits {
 		qs, err := p.EvalQuestions(split)
-		if err != nil || len(qs) == 0 {
-			continue
+		if err != nil {
+			return nil, err
+		}
+		var before func(done, total int)
+		if log != nil && p.Roller != nil {
+			show := func(done, total int) {
+				log.Activity(fmt.Sprintf("evaluating %s (%d of %d splits): %d/%d episodes", split, i+1, len(splits), done, total))
+			}
+			show(0, len(qs))
+			before, p.Roller.OnProgress = p.Roller.OnProgress, show
 		}
 		rep, err := EvaluateModel(ctx, p.Roller, QuestionIDs(qs))
+		if log != nil && p.Roller != nil {
+			p.Roller.OnProgress = before
+		}
 		if err != nil {
 			return nil, fmt.Errorf("evaluate on %s: %w", split, err)
 		}

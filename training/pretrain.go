@@ -365,7 +365,7 @@ func (p *Pipeline) RunPretrain(ctx context.Context, log *RunLog) (PretrainResult
 			}
 		}
 	}
-	tr.Stage, tr.KeepLastCheckpoint, tr.Evaluate = "pretrain", true, p.greedySuccess
+	tr.Stage, tr.KeepLastCheckpoint, tr.Evaluate = "pretrain", true, p.periodicEvaluation(log)
 	res := PretrainResult{Questions: len(p.Pretrain), Samples: samples, Steps: tr.TotalSteps()}
 	if res.ResumedFrom, err = tr.Resume(); err != nil {
 		return res, err

@@ -191,6 +191,13 @@ func (t *SFTTrainer) Train(ctx context.Context) error {
 	var order [][]int // the batches of epoch orderEpoch
 	orderEpoch := -1
 	fixed := t.fixedShape()
+	evalAt := func(step int) bool {
+		return t.Evaluate != nil && t.Config.EvalSteps > 0 && (step%t.Config.EvalSteps == 0 || step == total)
+	}
+	var evalSeconds float64 // the last periodic evaluation's
+	if t.Log != nil {
+		t.Log.between(Metrics{"step": float64(t.Learner.Steps)}, total)
+	}
 	for s := t.Learner.Steps; s < total; s++ {
 		if err := ctx.Err(); err != nil {
 			if _, serr := t.checkpoint(); serr != nil {
@@ -221,13 +228,20 @@ func (t *SFTTrainer) Train(ctx context.Context) error {
 		m := Metrics{"step": float64(s + 1), "epoch": float64(s+1) / float64(per), "loss": step.Loss, "grad_norm": step.GradNorm,
 			"learning_rate": lr, "num_tokens": step.Tokens, "step_time": since(start)}
 		addCompileMetrics(m)
-		if t.Evaluate != nil && t.Config.EvalSteps > 0 && ((s+1)%t.Config.EvalSteps == 0 || s+1 == total) {
+		if evalAt(s + 1) {
+			if t.Log != nil {
+				t.Log.between(m, total)
+			}
+			evalStart := now()
 			em, err := t.Evaluate(ctx)
 			if err != nil {
 				return fmt.Errorf("%s: evaluate at step %d: %w", t.stage(), s+1, err)
 			}
 			maps.Copy(m, em)
+			evalSeconds = since(evalStart)
+			m["time/eval"] = evalSeconds
 		}
+		m["time/remaining"] = remainingSeconds(s+1, total, m["step_time"], evalSeconds, evalAt)
 		if t.Log != nil {
 			if err := t.Log.Add(m, total); err != nil {
 				return err

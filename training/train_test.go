@@ -2,6 +2,7 @@ package training
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -248,8 +249,13 @@ func TestGRPOPeriodicEvaluation(t *testing.T) {
 		cfg.MaxSteps, cfg.EvalSteps, cfg.LoggingSteps = 3, 2, 1
 		tr := loggedTrainer(t, cfg, model, roller, ids, out)
 		var evaluatedAt []int
+		var shown []string
+		tr.Log.OnActivity = func(last Metrics, total int, what string) {
+			shown = append(shown, fmt.Sprintf("step %v/%d %s", last["step"], total, what))
+		}
 		tr.Evaluate = func(context.Context) (Metrics, error) {
 			evaluatedAt = append(evaluatedAt, tr.Learner.Steps)
+			tr.Log.Activity("evaluating")
 			return Metrics{"eval/train/greedy_success": 0.5}, nil
 		}
 		tr.EvaluatedAfter = after
@@ -272,6 +278,24 @@ func TestGRPOPeriodicEvaluation(t *testing.T) {
 		}
 		if !slices.Equal(evaluatedAt, want) || !slices.Equal(logged, wantLogged) {
 			t.Errorf("EvaluatedAfter %v: evaluated after steps %v, logged at %v; want %v", after, evaluatedAt, logged, want)
+		}
+		// The display says what runs between steps, with the step it follows.
+		wantShown := []string{"step 2/3 evaluating", "step 3/3 evaluating"}[:len(want)]
+		evals := slices.DeleteFunc(slices.Clone(shown), func(s string) bool { return !strings.HasSuffix(s, "evaluating") })
+		if !slices.Equal(evals, wantShown) || !slices.Contains(shown, "step 0/3 step 1: rollout, 2/2 episodes finished") {
+			t.Errorf("EvaluatedAfter %v: activity shown %q, want the rollouts' and %q", after, shown, wantShown)
+		}
+		// The time left counts the evaluations left at the last one's time:
+		// after step 2, one step and (unless the caller evaluates after)
+		// one evaluation.
+		r2 := records[1]
+		wantLeft := r2["step_time"]
+		if !after {
+			wantLeft += r2["time/eval"]
+		}
+		if _, ok := r2["time/eval"]; !ok || math.Abs(r2["time/remaining"]-wantLeft) > 1e-9 || records[2]["time/remaining"] != 0 {
+			t.Errorf("EvaluatedAfter %v: time/remaining %v, %v, %v with time/eval %v, want %v after step 2 and 0 at the end",
+				after, records[0]["time/remaining"], r2["time/remaining"], records[2]["time/remaining"], r2["time/eval"], wantLeft)
 		}
 	}
 }

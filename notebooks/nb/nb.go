@@ -78,6 +78,10 @@ func LiveLog(stage, dir string, loggingSteps int) (*training.RunLog, error) {
 	log.OnLog = func(m training.Metrics) {
 		cell.Update(id, report.Progress(stage, m, log.Total()))
 	}
+	// Between steps (a periodic evaluation) the block says what runs.
+	log.OnActivity = func(last training.Metrics, total int, what string) {
+		cell.Update(id, report.ProgressDoing(stage, last, total, what))
+	}
 	return log, nil
 }
 

@@ -36,6 +36,13 @@ var OnSlowCompile = func(program string, inputs []shapes.Shape, d time.Duration)
 	fmt.Fprintf(os.Stderr, "compiled %s for %s in %.1f s\n", program, shapesText(inputs), d.Seconds())
 }
 
+// OnCompiling is told of each compilation still running after
+// SlowCompile, so that a long one shows while it runs. The default prints
+// one line to standard error.
+var OnCompiling = func(program string, inputs []shapes.Shape) {
+	fmt.Fprintf(os.Stderr, "compiling %s for %s…\n", program, shapesText(inputs))
+}
+
 var compiles struct {
 	sync.Mutex
 	programs int
@@ -100,7 +107,14 @@ func Run(e *graph.Exec, args ...any) ([]*tensors.Tensor, error) {
 	compiles.Unlock()
 	if fresh {
 		start := time.Now()
-		if _, err := e.Compile(inputs...); err != nil {
+		notice := time.AfterFunc(slowCompile, func() {
+			if OnCompiling != nil {
+				OnCompiling(e.Name(), inputs)
+			}
+		})
+		_, err := e.Compile(inputs...)
+		notice.Stop()
+		if err != nil {
 			return nil, err
 		}
 		d := time.Since(start)

@@ -17,9 +17,10 @@ func TestRunCountsCompilations(t *testing.T) {
 	e := MustNewExec(backend, func(x *Node) *Node { return MulScalar(x, 2) }).WithName("double")
 	before, _ := CompileStats()
 	var slow []string
-	old, oldLimit := OnSlowCompile, slowCompile
-	defer func() { OnSlowCompile, slowCompile = old, oldLimit }()
+	old, oldLimit, oldNotice := OnSlowCompile, slowCompile, OnCompiling
+	defer func() { OnSlowCompile, slowCompile, OnCompiling = old, oldLimit, oldNotice }()
 	slowCompile = -1 // report every compilation
+	OnCompiling = nil
 	OnSlowCompile = func(program string, inputs []shapes.Shape, d time.Duration) {
 		slow = append(slow, program+" "+shapesText(inputs))
 	}

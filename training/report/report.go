@@ -59,6 +59,12 @@ func orDefault(s, d string) string {
 // Progress renders a progress bar with the latest metrics, for in-place
 // updates in a notebook.
 func Progress(stage string, m training.Metrics, total int) string {
+	return ProgressDoing(stage, m, total, "")
+}
+
+// ProgressDoing is Progress with what the run is doing between steps (a
+// periodic evaluation, RunLog.Activity) on a line of its own.
+func ProgressDoing(stage string, m training.Metrics, total int, doing string) string {
 	step := int(m["step"])
 	pct := 100 * step / max(total, 1)
 	var extra []string
@@ -68,12 +74,17 @@ func Progress(stage string, m training.Metrics, total int) string {
 		}
 	}
 	left := ""
-	if st, ok := m["step_time"]; ok && step < total {
+	if rem, ok := m["time/remaining"]; ok && step < total {
+		left = fmt.Sprintf(" · about %s left", (time.Duration(rem) * time.Second).Round(time.Second))
+	} else if st, ok := m["step_time"]; ok && step < total {
 		left = fmt.Sprintf(" · about %s left", (time.Duration(st*float64(total-step)) * time.Second).Round(time.Second))
+	}
+	if doing != "" {
+		doing = "<br><i>" + html.EscapeString(doing) + "</i>"
 	}
 	return fmt.Sprintf(`<div style="font-family:sans-serif;font-size:13px"><b>%s</b> step %d/%d%s
 <div style="width:320px;height:10px;background:#eee;border:1px solid #ccc"><div style="width:%d%%;height:100%%;background:#1f77b4"></div></div>
-<small>%s</small></div>`, html.EscapeString(stage), step, total, left, pct, html.EscapeString(strings.Join(extra, " · ")))
+<small>%s</small>%s</div>`, html.EscapeString(stage), step, total, left, pct, html.EscapeString(strings.Join(extra, " · ")), doing)
 }
 
 // EvalProgress renders an evaluation under way: the policy, the split (its

@@ -43,7 +43,13 @@ func benchGRPO(ctx context.Context, o Options, r *Report) error {
 	r.ParamBytes = r.Params * int64(dtype.Size())
 	r.Device = p.Backend.Description()
 	r.SetupSecs = time.Since(start).Seconds()
-	tr, err := p.NewGRPO(nil)
+	// The log shows where a long step is (rollout episodes, loss
+	// micro-batches, compilations) on the terminal; Step does not log.
+	log, err := training.NewRunLog(out, 1, os.Stderr)
+	if err != nil {
+		return err
+	}
+	tr, err := p.NewGRPO(log)
 	if err != nil {
 		return err
 	}

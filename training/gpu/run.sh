@@ -10,21 +10,25 @@
 #   GPU_STEPS='golden*,go_decode' bash training/gpu/run.sh   (only these steps: names or glob patterns)
 #   GPU_GRPO_SHAPE=tiny                       (the GRPO step with the tiny preset instead of 1.7B-shaped layers)
 #
-# Steps, in order of importance, each with its own time limit inside a total
-# budget (GPU_BUDGET_S, default 540 s: the device tool allows 600 s per
-# command), continuing after failures:
-#   golden_py_tiny, golden_py_large  transformers golden data: tiny random Qwen3 and a
-#                                    Qwen3-1.7B-shaped random model (bf16, ~4 GB on local disk)
+# Steps, in order of what is least known (a GPU machine is lent rarely, ~15
+# minutes in all with its start: one call of <= 9 minutes), each with its own
+# time limit inside a total budget (GPU_BUDGET_S, default 540 s: the device
+# tool allows 600 s per command), continuing after failures; every output
+# line is stamped with the seconds since its step began:
 #   xla_smoke                        one tiny generation on the XLA backend (else the Go GPU steps are skipped)
-#   go_golden_notf32                 TestGoldenTransformers + TestGoldenTransformersLarge on XLA, TF32 off
-#                                    (logits in f32 and bf16, greedy generation with the KV cache)
-#   grpo_compare_notf32              one GRPO loss + gradient + AdamW step, CPU vs GPU in one process
+#   train_preset                     the notebook's preset (`train -preset tiny -seed 42 all`) on the GPU
+#                                    backend, timed, with compile/programs and compile/seconds in its metrics
+#   grpo_step                        full GRPO steps of 1.7B-shaped layers (8 questions x 4 generations,
+#                                    max_new_tokens 64, 4-turn episodes, with the environment; 3 steps)
 #   go_decode, torch_bench           decode throughput at batch 1, 16, 64 (1.7B-shaped, bf16), Go vs
 #                                    transformers generate; PyTorch eager forward+backward+AdamW, 16 x 512
 #   go_trainstep                     Go forward+backward+AdamW, 16 x 512 tokens
-#   grpo_step                        full GRPO steps (8 questions x 4 generations with the environment)
-#   train_tiny                       a short real run of `train` (tiny preset) on the GPU backend
-#   train_preset                     the notebook's preset (`train -preset tiny -seed 42 all`) on the GPU backend, timed
+#   train_tiny                       a short real run of `train` (tiny model) on the GPU backend
+#   golden_py_tiny, golden_py_large  transformers golden data: tiny random Qwen3 and a
+#                                    Qwen3-1.7B-shaped random model (bf16, ~4 GB on local disk)
+#   go_golden_notf32                 TestGoldenTransformers + TestGoldenTransformersLarge on XLA, TF32 off
+#                                    (logits in f32 and bf16, greedy generation with the KV cache)
+#   grpo_compare_notf32              one GRPO loss + gradient + AdamW step, CPU vs GPU in one process
 #   grpo_compare_tf32, go_golden_tf32, qwen3_suite   the same checks with TF32 on; the whole
 #                                    training/qwen3 test suite on XLA
 # Then summary.py writes summary.md / summary.json (ratios, memory-bandwidth bound from the GPU's
@@ -77,7 +81,9 @@ step() {
   echo "=== $name (limit ${limit}s; $(elapsed)s elapsed; $(date -u +%H:%M:%S) UTC) ==="
   local t0 rc res
   t0=$(date +%s)
-  timeout -k 10 "$limit" "$@" 2>&1 | tee "$R/$log"
+  # Progress lines ("\r…") become lines of their own, each stamped with the
+  # seconds since the step began, so run.log shows every phase as it happens.
+  timeout -k 10 "$limit" "$@" 2>&1 | tr '\r' '\n' | stamp "$t0" | tee "$R/$log"
   rc=${PIPESTATUS[0]}
   case $rc in
     0) res=ok ;;
@@ -89,6 +95,8 @@ step() {
   return "$rc"
 }
 skip() { selected "$1" || return 0; echo "=== $1: skipped ($2)"; note "$1" skipped 0 "$2"; }
+# stamp T0: prefixes each non-empty line with the seconds since T0.
+stamp() { local line; while IFS= read -r line; do [ -n "$line" ] && printf '[%4ds] %s\n' $(( $(date +%s) - $1 )) "$line"; done; }
 
 # ---- binaries ----
 if [ ! -f training/gpu/bundle/bin.tgz ] && command -v go >/dev/null; then
@@ -194,7 +202,7 @@ else
   train_args=(-batch 16 -seq 512 -reps 3)
   # Prompts of the tiny preset's tokenizer are 380-1100 tokens: bucket 512 keeps XLA compilations few; one
   # episode (up to 4 turns = rows) per micro-batch keeps the 28-layer backward's memory low.
-  grpo_args=(-questions 8 -generations 4 -grpo_steps 2 -max_new_tokens 64 -max_completion_length 256 -step_budget 4
+  grpo_args=(-questions 8 -generations 4 -grpo_steps 3 -max_new_tokens 64 -max_completion_length 256 -step_budget 4
              -length_bucket 512 -micro_batch 1)
   torch_args=(--shape 1.7b --batches "1,16,64" --prompt_len 128 --new_tokens 128 --train_batch 16 --seq 512)
   large_args=(--shape 1.7b)
@@ -202,15 +210,6 @@ else
 fi
 qdir=training/qwen3
 large_dir="$root/$qdir/testdata/golden_1.7b"
-
-# ---- (a) golden data from transformers ----
-if [ -n "$py" ]; then
-  step golden_py_tiny 90 golden_py_tiny.log "$py" "$qdir/testdata/make_golden.py" --shape tiny
-  step golden_py_large 180:60 golden_py_large.log "$py" "$qdir/testdata/make_golden.py" "$large_dir" "${large_args[@]}"
-else
-  skip golden_py_tiny "no python with torch and transformers"
-  skip golden_py_large "no python with torch and transformers"
-fi
 
 # ---- XLA smoke test ----
 xla_ok=1
@@ -223,16 +222,18 @@ if [ "$xla_ok" = 0 ]; then
 fi
 gostep() { if [ "$xla_ok" = 1 ]; then step "$@"; else skip "$1" "XLA backend failed its smoke test"; fi; }
 
-# ---- (b) golden comparison on the GPU, TF32 off ----
-gostep go_golden_notf32 180:60 go_golden_notf32.log env -C "$qdir" QWEN3_TEST_BACKEND="$XLA_STRICT" \
-  QWEN3_GOLDEN_LARGE_DIR="$large_dir" QWEN3_GOLDEN_OUT="$R/golden_large.json" \
-  "$BIN/qwen3.test" -test.run 'TestGoldenTransformers' -test.v -test.count 1
+# ---- (1) the notebook's preset on the GPU: its wall time and compile/seconds (unknown since static_shapes) ----
+# The notebook's CPU preset (the pre-trained tiny base, SFT, GRPO, every evaluation; seed 42 as the notebook) on
+# the GPU backend: its wall time is status.tsv's seconds; its evaluations are in the log.
+gostep train_preset 200:90 train_preset.log "$BIN/train" -preset tiny -seed 42 -backend "$XLA" \
+  -output_dir "$R/train_preset" "${preset_args[@]}" all
+[ -f "$R/train_preset/eval_summary.json" ] && cp "$R/train_preset/eval_summary.json" "$R/train_preset_eval_summary.json"
+[ -f "$R/train_preset/metrics.jsonl" ] && cp "$R/train_preset/metrics.jsonl" "$R/train_preset_metrics.jsonl"
 
-# ---- (c) one GRPO step, CPU vs GPU ----
-gostep grpo_compare_notf32 90 grpo_compare_notf32.log env -C training TRAINING_COMPARE_BACKEND="$XLA_STRICT" \
-  TRAINING_COMPARE_OUT="$R/grpo_compare_notf32.json" "$BIN/training.test" -test.run TestGRPOStepMatchesCPU -test.v
-
-# ---- (d) benchmarks: Go vs PyTorch, same shapes, same run ----
+# ---- (2) a full GRPO step of Qwen3-1.7B-shaped layers (static shapes: auto, on for XLA) ----
+gostep grpo_step 200:120 grpo_step.log "$BIN/qwen3bench" -backend "$XLA" -mode grpostep -shape "${GPU_GRPO_SHAPE:-$shape}" -dtype bf16 \
+  "${grpo_args[@]}" -out "$R/grpo_step.json"
+# ---- (3) benchmarks: Go vs PyTorch, same shapes, same run (decode and train-step ratios) ----
 gostep go_decode 180:90 go_decode.log "$BIN/qwen3bench" -backend "$XLA" -mode decode -shape "$shape" -dtype bf16 \
   "${decode_args[@]}" -max_seconds 120 -out "$R/go_decode.json"
 if [ -n "$py" ]; then
@@ -244,19 +245,28 @@ fi
 gostep go_trainstep 180:90 go_trainstep.log "$BIN/qwen3bench" -backend "$XLA" -mode trainstep -shape "$shape" -dtype bf16 \
   "${train_args[@]}" -out "$R/go_trainstep.json"
 
-# ---- (e) a full GRPO step, and a short real run ----
-gostep grpo_step 240:150 grpo_step.log "$BIN/qwen3bench" -backend "$XLA" -mode grpostep -shape "${GPU_GRPO_SHAPE:-$shape}" -dtype bf16 \
-  "${grpo_args[@]}" -out "$R/grpo_step.json"
+# ---- (4) a short real run of train with other settings ----
 gostep train_tiny 240:60 train_tiny.log "$BIN/train" -model_name tiny -backend "$XLA" -output_dir "$R/train_tiny" \
   -max_steps 4 -logging_steps 1 -sft_max_questions 8 -sft_epochs 1 -max_train_questions 32 -max_eval_questions 4 \
   -max_new_tokens 48 -max_completion_length 144 -step_budget 4 -learning_rate 1e-4 all
 [ -f "$R/train_tiny/metrics.jsonl" ] && cp "$R/train_tiny/metrics.jsonl" "$R/train_tiny_metrics.jsonl"
-# The notebook's CPU preset (the pre-trained tiny base, SFT, GRPO, every evaluation; seed 42 as the notebook) on
-# the GPU backend: its wall time is status.tsv's seconds; its evaluations are in the log.
-gostep train_preset 420:120 train_preset.log "$BIN/train" -preset tiny -seed 42 -backend "$XLA" \
-  -output_dir "$R/train_preset" "${preset_args[@]}" all
-[ -f "$R/train_preset/eval_summary.json" ] && cp "$R/train_preset/eval_summary.json" "$R/train_preset_eval_summary.json"
-[ -f "$R/train_preset/metrics.jsonl" ] && cp "$R/train_preset/metrics.jsonl" "$R/train_preset_metrics.jsonl"
+# ---- (5) goldens, last: they passed on the H200 (2026-11-28) ----
+if [ -n "$py" ]; then
+  step golden_py_tiny 90 golden_py_tiny.log "$py" "$qdir/testdata/make_golden.py" --shape tiny
+  step golden_py_large 180:60 golden_py_large.log "$py" "$qdir/testdata/make_golden.py" "$large_dir" "${large_args[@]}"
+else
+  skip golden_py_tiny "no python with torch and transformers"
+  skip golden_py_large "no python with torch and transformers"
+fi
+
+# golden comparison on the GPU, TF32 off
+gostep go_golden_notf32 180:60 go_golden_notf32.log env -C "$qdir" QWEN3_TEST_BACKEND="$XLA_STRICT" \
+  QWEN3_GOLDEN_LARGE_DIR="$large_dir" QWEN3_GOLDEN_OUT="$R/golden_large.json" \
+  "$BIN/qwen3.test" -test.run 'TestGoldenTransformers' -test.v -test.count 1
+
+# one GRPO step, CPU vs GPU
+gostep grpo_compare_notf32 90 grpo_compare_notf32.log env -C training TRAINING_COMPARE_BACKEND="$XLA_STRICT" \
+  TRAINING_COMPARE_OUT="$R/grpo_compare_notf32.json" "$BIN/training.test" -test.run TestGRPOStepMatchesCPU -test.v
 
 # ---- extras while time is left: TF32 on, and the whole qwen3 suite on the GPU ----
 gostep grpo_compare_tf32 60:30 grpo_compare_tf32.log env -C training TRAINING_COMPARE_BACKEND="$XLA" \

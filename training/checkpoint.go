@@ -27,6 +27,11 @@ type TrainerState struct {
 	// pre-training) trains on (samplesDigest); empty for GRPO, which
 	// draws its own, and in checkpoints written before it existed.
 	SamplesDigest string `json:"samples_digest,omitempty"`
+	// RolloutCalls is the roller's count of sampled rollout batches, which
+	// seeds the next rollout's sampling (GRPO only): a run resumed from the
+	// checkpoint samples what the uninterrupted run sampled. 0 in
+	// checkpoints written before it existed.
+	RolloutCalls int64 `json:"rollout_calls,omitempty"`
 }
 
 // checkpointDir is output_dir/checkpoint-<step>.
@@ -76,15 +81,18 @@ func latestCheckpoint(outputDir string) (string, TrainerState, error) {
 // the optimizer moments and trainer_state.json to
 // output_dir/checkpoint-<step>, and returns that directory.
 func (t *GRPOTrainer) SaveCheckpoint() (string, error) {
-	return saveCheckpoint(t.Learner, t.Config, "grpo", t.TokenizerDir, "")
+	return saveCheckpoint(t.Learner, t.Config, TrainerState{Stage: "grpo", RolloutCalls: t.Roller.calls}, t.TokenizerDir)
 }
 
-func saveCheckpoint(l *Learner, cfg GRPOConfig, stage, tokenizerDir, samplesDigest string) (string, error) {
+// saveCheckpoint writes the learner's checkpoint with st (its step and
+// config filled in here) as trainer_state.json.
+func saveCheckpoint(l *Learner, cfg GRPOConfig, st TrainerState, tokenizerDir string) (string, error) {
 	dir := checkpointDir(cfg.OutputDir, l.Steps)
 	if err := l.Save(dir, l.Model.DType, tokenizerDir); err != nil {
 		return "", fmt.Errorf("checkpoint: %w", err)
 	}
-	state, err := json.MarshalIndent(TrainerState{GlobalStep: l.Steps, Stage: stage, Config: cfg.Redacted(), SamplesDigest: samplesDigest}, "", "  ")
+	st.GlobalStep, st.Config = l.Steps, cfg.Redacted()
+	state, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return "", err
 	}
@@ -134,26 +142,32 @@ func (l *Learner) Save(dir string, dtype dtypes.DType, tokenizerDir string) erro
 	return nil
 }
 
-// LoadCheckpoint restores the model weights, optimizer moments and step
-// count saved by SaveCheckpoint (to resume training).
+// LoadCheckpoint restores the model weights, optimizer moments, step
+// count and the roller's sampling counter saved by SaveCheckpoint (to
+// resume training exactly where the run stopped).
 func (t *GRPOTrainer) LoadCheckpoint(dir string) error {
-	return loadCheckpoint(t.Learner, dir)
+	st, err := loadCheckpoint(t.Learner, dir)
+	if err != nil {
+		return err
+	}
+	t.Roller.calls = st.RolloutCalls
+	return nil
 }
 
-func loadCheckpoint(l *Learner, dir string) error {
+func loadCheckpoint(l *Learner, dir string) (TrainerState, error) {
 	data, err := os.ReadFile(filepath.Join(dir, "trainer_state.json"))
 	if err != nil {
-		return fmt.Errorf("resume: %s is not a checkpoint: %w", dir, err)
+		return TrainerState{}, fmt.Errorf("resume: %s is not a checkpoint: %w", dir, err)
 	}
 	var st TrainerState
 	if err := json.Unmarshal(data, &st); err != nil {
-		return fmt.Errorf("resume: %s: %w", dir, err)
+		return st, fmt.Errorf("resume: %s: %w", dir, err)
 	}
 	if err := l.Load(dir); err != nil {
-		return fmt.Errorf("resume: %w", err)
+		return st, fmt.Errorf("resume: %w", err)
 	}
 	l.Steps = st.GlobalStep
-	return nil
+	return st, nil
 }
 
 // Load restores the model weights, AdamW moments and (for a half-precision

@@ -273,7 +273,7 @@ func (t *SFTTrainer) stage() string {
 // checkpoint saves output_dir/checkpoint-<step> and, with
 // KeepLastCheckpoint, removes the stage's earlier ones.
 func (t *SFTTrainer) checkpoint() (string, error) {
-	dir, err := saveCheckpoint(t.Learner, t.Config, t.stage(), t.TokenizerDir, t.samplesDigest())
+	dir, err := saveCheckpoint(t.Learner, t.Config, TrainerState{Stage: t.stage(), SamplesDigest: t.samplesDigest()}, t.TokenizerDir)
 	if err != nil || !t.KeepLastCheckpoint {
 		return dir, err
 	}
@@ -320,7 +320,8 @@ func (t *SFTTrainer) Resume() (string, error) {
 		return "", fmt.Errorf("resume: %s was trained on other samples than this run's %d (samples digest %.12s, now %.12s): "+
 			"the questions, the tokenizer or the code that turns them into samples changed; use another output directory", dir, len(t.Samples), st.SamplesDigest, t.samplesDigest())
 	}
-	return dir, loadCheckpoint(t.Learner, dir)
+	_, err = loadCheckpoint(t.Learner, dir)
+	return dir, err
 }
 
 // samplesDigest returns the hex SHA-256 of the trainer's samples in order:

@@ -91,6 +91,18 @@ type GRPOConfig struct {
 	// hash order (GeneratedTraining), so they never meet a held-out
 	// question (heldout_generated is at most HeldoutReserve). Default 0.
 	TrainGenerated int `json:"train_generated" yaml:"train_generated" help:"generated questions of each bundled training database added to the training split"`
+	// TrainRenamed is the share of the training questions (chosen by a hash
+	// of their ids) asked on a renamed copy of their database instead
+	// (<database>_v1: tables and columns under names drawn from the
+	// pre-training pool, bundled.PretrainNames, never those of the
+	// renamed_schema split), so that SFT and GRPO see schemas the model must
+	// read. Their ids end in _v1. Default 0.
+	TrainRenamed float64 `json:"train_renamed" yaml:"train_renamed" help:"share of the training questions asked on a renamed copy of their database"`
+	// TrainReworded is the share of the training questions (chosen by
+	// another hash) reworded with the pre-training pool of rewordings
+	// (bundled.Reword with PretrainNames, never those of the
+	// paraphrased_questions split). Default 0.
+	TrainReworded float64 `json:"train_reworded" yaml:"train_reworded" help:"share of the training questions reworded"`
 	// ReadingSplits adds two evaluation splits made of the held-out
 	// questions, which measure whether a policy reads what it is shown:
 	// renamed_schema asks them on renamed copies of their databases (every
@@ -513,6 +525,8 @@ func (c *GRPOConfig) checkModelAndData(v *checker) {
 		v.bad("heldout_generated", c.HeldoutGenerated, "must be at most %d: pre-training and train_generated leave out only the first %d generated questions of each database", HeldoutReserve, HeldoutReserve)
 	}
 	v.atLeast("train_generated", c.TrainGenerated, 0)
+	v.within("train_renamed", c.TrainRenamed, 0, 1, false)
+	v.within("train_reworded", c.TrainReworded, 0, 1, false)
 	v.atLeast("eval_samples", c.EvalSamples, 0)
 }
 

@@ -239,6 +239,9 @@ func (p *Pipeline) loadQuestions(ctx context.Context) error {
 		train = append(train, more...)
 	}
 	p.Train, p.Heldout = SpreadOverDatabases(train, c.MaxTrainQuestions), heldout
+	if p.Train, err = VaryTraining(ctx, dbDir, p.Train, c.TrainRenamed, c.TrainReworded, uint64(c.Seed)); err != nil {
+		return err
+	}
 	if c.HeldoutGenerated > 0 {
 		more, err := GeneratedHeldout(ctx, dbDir, all, c.HeldoutGenerated, c.DifficultyFilter)
 		if err != nil {
@@ -259,6 +262,58 @@ func (p *Pipeline) loadQuestions(ctx context.Context) error {
 	p.Databases = sqlenv.OpenDatabases(dbDir, sqlitedb.Limits{})
 	return nil
 }
+
+// VaryTraining asks a share renamed (chosen by a hash of the ids) of the
+// training questions qs on a renamed copy of their database
+// (<database>_v1 in dbDir, bundled.PretrainNames; written there if
+// missing), with ids <id>_v1, and rewords a share reworded of them
+// (bundled.Reword with PretrainNames, drawn from seed and the id); the
+// others are kept as they are, in order.
+func VaryTraining(ctx context.Context, dbDir string, qs []dataset.QuestionRecord, renamed, reworded float64, seed uint64) ([]dataset.QuestionRecord, error) {
+	if renamed <= 0 && reworded <= 0 {
+		return qs, nil
+	}
+	out := slices.Clone(qs)
+	byDB := map[string][]int{}
+	var dbs []string
+	for i, q := range qs {
+		if renamed > 0 && unitHash(q.QuestionID+"/renamed") < renamed {
+			if _, ok := byDB[q.DatabaseName]; !ok {
+				dbs = append(dbs, q.DatabaseName)
+			}
+			byDB[q.DatabaseName] = append(byDB[q.DatabaseName], i)
+		}
+	}
+	for _, db := range dbs {
+		dst := bundled.RenamedName(db, bundled.PretrainNames, 1)
+		m, err := bundled.WriteRenamedCopy(ctx, dbDir, db, dst, bundled.PretrainNames)
+		if err != nil {
+			return nil, fmt.Errorf("train_renamed: %w", err)
+		}
+		picked := make([]dataset.QuestionRecord, len(byDB[db]))
+		for k, i := range byDB[db] {
+			picked[k] = qs[i]
+		}
+		rs, err := bundled.RenameQuestions(ctx, dbDir, dst, dst+"_q", m, picked)
+		if err != nil {
+			return nil, fmt.Errorf("train_renamed: %w", err)
+		}
+		for k, i := range byDB[db] {
+			rs[k].QuestionID = qs[i].QuestionID + "_v1"
+			out[i] = rs[k]
+		}
+	}
+	for i := range out {
+		if reworded > 0 && unitHash(qs[i].QuestionID+"/reworded") < reworded {
+			r := rand.New(rand.NewPCG(seed, idHash(qs[i].QuestionID)))
+			out[i].QuestionText = bundled.Reword(out[i].QuestionText, bundled.PretrainNames, r)
+		}
+	}
+	return out, nil
+}
+
+// unitHash maps s to [0, 1) (idHash).
+func unitHash(s string) float64 { return float64(idHash(s)>>11) / (1 << 53) }
 
 // ReadingSplits makes the renamed_schema and paraphrased_questions splits
 // of held-out questions, in their order: renamed, each question on the renamed copy

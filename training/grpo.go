@@ -130,7 +130,21 @@ func scheduledLR(kind string, peak float64, step, warmup, total int) float64 {
 // stops it early — ctx cancelled (Ctrl-C), a failed step or evaluation —
 // it saves a checkpoint of the steps done before returning the error, so
 // that a run can always resume where it stopped.
-func (t *GRPOTrainer) Train(ctx context.Context) (err error) {
+//
+// A run from step 0 first removes the metrics and checkpoints an earlier
+// run left in output_dir; output_dir/run.json (RunState) says whether the
+// run is going, completed or stopped, and at which checkpoint.
+func (t *GRPOTrainer) Train(ctx context.Context) error {
+	end, err := trackRun(t.Config.OutputDir, "grpo", t.Learner.Steps, t.TotalSteps())
+	if err != nil {
+		return err
+	}
+	err = t.train(ctx)
+	end(t.Learner.Steps, err)
+	return err
+}
+
+func (t *GRPOTrainer) train(ctx context.Context) (err error) {
 	saved := false
 	defer func() {
 		if err != nil && !saved {

@@ -46,17 +46,41 @@ func LatestCheckpoint(dir string) (string, error) {
 }
 
 // ConfigAfterSFT returns cfg set to start from the SFT warm-up's final
-// checkpoint (output_dir/sft/checkpoint-N) when sft_enabled, for a GRPO run
-// in another process than the warm-up (a notebook cell); cfg unchanged
-// otherwise.
+// checkpoint when sft_enabled, for a GRPO run in another process than the
+// warm-up (a notebook cell); cfg unchanged otherwise. See StartAfterSFT.
 func ConfigAfterSFT(cfg GRPOConfig) (GRPOConfig, error) {
+	cfg, _, err := StartAfterSFT(cfg)
+	return cfg, err
+}
+
+// StartAfterSFT is ConfigAfterSFT, also saying in words what GRPO starts
+// from ("sft/checkpoint-174, written … by a completed SFT run"). The
+// checkpoint is the one the SFT warm-up's latest attempt ended with
+// (output_dir/sft/run.json): if that attempt did not complete — stopped,
+// failed, or still running — it refuses, saying so, rather than start from
+// an older attempt's checkpoint. An output directory without a run state
+// (written before run states existed) starts from its latest checkpoint.
+func StartAfterSFT(cfg GRPOConfig) (GRPOConfig, string, error) {
 	if !cfg.SFTEnabled {
-		return cfg, nil
+		return cfg, "GRPO starts from " + cfg.ModelName + " (sft_enabled is false)", nil
 	}
-	dir, err := LatestCheckpoint(filepath.Join(cfg.OutputDir, "sft"))
+	sftDir := filepath.Join(cfg.OutputDir, "sft")
+	st, ok, err := ReadRunState(sftDir)
 	if err != nil {
-		return cfg, err
+		return cfg, "", err
 	}
-	cfg.ModelName = dir
-	return cfg, nil
+	if !ok {
+		dir, err := LatestCheckpoint(sftDir)
+		if err != nil {
+			return cfg, "", err
+		}
+		cfg.ModelName = dir
+		return cfg, "GRPO starts from " + dir + " (the latest SFT checkpoint; no record of its run)", nil
+	}
+	if st.Status != RunCompleted || st.Checkpoint == "" {
+		return cfg, "", fmt.Errorf("the latest SFT warm-up %s: run the SFT warm-up to its end before GRPO (GRPO would otherwise start from an older run's checkpoint)", st)
+	}
+	cfg.ModelName = filepath.Join(sftDir, st.Checkpoint)
+	return cfg, fmt.Sprintf("GRPO starts from sft/%s, written at %s by a completed SFT run (%d steps)",
+		st.Checkpoint, st.Ended.UTC().Format("15:04:05 MST"), st.Step), nil
 }

@@ -206,6 +206,11 @@ func TestInterruptSavesCheckpoint(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "checkpoint-1", "trainer_state.json")); err != nil {
 		t.Fatalf("no checkpoint after interruption: %v", err)
 	}
+	// The run says it stopped, where, and why.
+	if st, ok, err := ReadRunState(out); err != nil || !ok || st.Status != RunStopped || st.Step != 1 || st.TotalSteps != 5 ||
+		st.Checkpoint != "checkpoint-1" || !strings.Contains(st.Error, "canceled") {
+		t.Fatalf("run state after the interruption: %+v (%v)", st, err)
+	}
 }
 
 // TestErrorSavesCheckpoint: a step that fails (here every environment is

@@ -182,7 +182,21 @@ func (t *SFTTrainer) TotalSteps() int {
 // Train runs sft_epochs over the samples (epochOrder: seeded shuffles, by
 // length under sft_length_group_batches), with a linear
 // learning-rate decay from sft_learning_rate, logging NLL per step.
+//
+// A run from step 0 first removes the metrics and checkpoints an earlier
+// run left in output_dir; output_dir/run.json (RunState) says whether the
+// run is going, completed or stopped, and at which checkpoint.
 func (t *SFTTrainer) Train(ctx context.Context) error {
+	end, err := trackRun(t.Config.OutputDir, t.stage(), t.Learner.Steps, t.TotalSteps())
+	if err != nil {
+		return err
+	}
+	err = t.train(ctx)
+	end(t.Learner.Steps, err)
+	return err
+}
+
+func (t *SFTTrainer) train(ctx context.Context) error {
 	total := t.TotalSteps()
 	bs := t.batchSize()
 	per := (len(t.Samples) + bs - 1) / bs

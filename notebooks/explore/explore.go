@@ -10,7 +10,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/gosqlenv/gosqlenv/notebooks/cell"
 	"github.com/gosqlenv/gosqlenv/sqlenv"
@@ -49,6 +51,10 @@ func Start(questionID string) (sqlenv.Observation, error) {
 	if questionID == "" {
 		questionID = d.firstEval
 	}
+	if !slices.ContainsFunc(d.questions, func(q dataset.QuestionRecord) bool { return q.QuestionID == questionID }) {
+		return sqlenv.Observation{}, fmt.Errorf("no question %q in the dataset (%d questions, e.g. %s): explore.Questions(\"\") lists them, explore.Questions(\"bank\") those of one database",
+			questionID, len(d.questions), d.exampleIDs(3))
+	}
 	s := Session{QuestionID: questionID}
 	obs, _, err := d.replay(s)
 	if err != nil {
@@ -59,6 +65,64 @@ func Start(questionID string) (sqlenv.Observation, error) {
 	}
 	cell.HTML(render.Observation(obs))
 	return obs, nil
+}
+
+// Questions shows the dataset's questions — id, database, difficulty and
+// text — of one database, or of all of them for "" (the first 200), and
+// returns how many there are: the ids explore.Start takes.
+func Questions(database string) (int, error) {
+	d, err := openData()
+	if err != nil {
+		return 0, err
+	}
+	defer d.close()
+	var rows [][]string
+	n := 0
+	for _, q := range d.questions {
+		if database != "" && q.DatabaseName != database {
+			continue
+		}
+		n++
+		if len(rows) < maxListed {
+			rows = append(rows, []string{q.QuestionID, q.DatabaseName, string(q.Difficulty), q.QuestionText})
+		}
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("no questions of database %q (databases: %s)", database, strings.Join(d.databases(), ", "))
+	}
+	cell.HTML(render.Table([]string{"question id", "database", "difficulty", "question"}, rows))
+	if n > len(rows) {
+		cell.Markdown(fmt.Sprintf("… and %d more: name a database to see its questions.", n-len(rows)))
+	}
+	return n, nil
+}
+
+// maxListed is the most questions Questions shows.
+const maxListed = 200
+
+// exampleIDs returns up to n question ids, one per database, for error
+// messages.
+func (d *data) exampleIDs(n int) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, q := range d.questions {
+		if !seen[q.DatabaseName] && len(out) < n {
+			seen[q.DatabaseName] = true
+			out = append(out, q.QuestionID)
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// databases lists the databases of the questions, in order.
+func (d *data) databases() []string {
+	var out []string
+	for _, q := range d.questions {
+		if !slices.Contains(out, q.DatabaseName) {
+			out = append(out, q.DatabaseName)
+		}
+	}
+	return out
 }
 
 // Step plays action number n of the session (1 is the first action after

@@ -16,8 +16,15 @@ import (
 // run before its predecessors says which to run first.
 func TestExploreSessionForgivesReruns(t *testing.T) {
 	t.Setenv("GONB_DIR", t.TempDir())
-	if _, err := Start("no_such_question"); err == nil || !strings.Contains(err.Error(), "no_such_question") {
-		t.Fatalf("Start with an unknown id: %v, want an error naming it", err)
+	if _, err := Start("no_such_question"); err == nil || !strings.Contains(err.Error(), "no_such_question") ||
+		!strings.Contains(err.Error(), `explore.Questions("") lists them`) || !strings.Contains(err.Error(), "university_train_000") {
+		t.Fatalf("Start with an unknown id: %v, want an error naming it, where ids are listed, and examples", err)
+	}
+	if n, err := Questions("bank"); err != nil || n < 10 {
+		t.Fatalf("Questions(bank): %d, %v", n, err)
+	}
+	if _, err := Questions("no_such_db"); err == nil || !strings.Contains(err.Error(), "university") {
+		t.Fatalf("Questions of an unknown database: %v, want the databases named", err)
 	}
 	if _, err := os.Stat(sessionPath()); !os.IsNotExist(err) {
 		t.Fatalf("a refused Start saved a session (%v)", err)

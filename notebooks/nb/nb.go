@@ -164,3 +164,18 @@ func Save(path string, v any) error { return cell.Save(path, v) }
 
 // Load is cell.Load: it reads JSON written by Save into v.
 func Load(path string, v any) error { return cell.Load(path, v) }
+
+// UnfinishedNote returns a Markdown warning when the latest run of the
+// training stage whose outputs are in dir (GRPO: output_dir; SFT:
+// output_dir/sft) did not complete — the plots and tables that follow are
+// then of a partial run — and "" when it completed or never ran.
+func UnfinishedNote(stage, dir string) string {
+	st, ok, err := training.ReadRunState(dir)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("**Could not read how the %s run ended:** %v", stage, err)
+	case !ok || st.Status == training.RunCompleted:
+		return ""
+	}
+	return fmt.Sprintf("**This %s run did not finish** — it %s. What follows shows the partial run; run its section again to the end for the full one.", stage, st)
+}

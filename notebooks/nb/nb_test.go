@@ -64,3 +64,28 @@ func TestRunConfigTakesEnvServers(t *testing.T) {
 		t.Errorf("a bad address: %v", err)
 	}
 }
+
+// UnfinishedNote warns of a run that did not complete, saying how it
+// ended, and says nothing of a completed run or of none.
+func TestUnfinishedNote(t *testing.T) {
+	dir := t.TempDir()
+	if note := UnfinishedNote("GRPO", dir); note != "" {
+		t.Fatalf("no run: %q", note)
+	}
+	write := func(state string) {
+		if err := os.WriteFile(filepath.Join(dir, "run.json"), []byte(state), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"stage": "grpo", "status": "stopped", "started": "2026-11-28T12:00:00Z", "ended": "2026-11-28T12:05:40Z", "step": 15, "total_steps": 80, "checkpoint": "checkpoint-15", "error": "context canceled"}`)
+	note := UnfinishedNote("GRPO", dir)
+	for _, want := range []string{"did not finish", "stopped at 12:05:40 UTC after 15 of 80 steps", "context canceled", "checkpoint-15", "partial run"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("note %q lacks %q", note, want)
+		}
+	}
+	write(`{"stage": "grpo", "status": "completed", "started": "2026-11-28T12:00:00Z", "ended": "2026-11-28T12:09:00Z", "step": 80, "total_steps": 80, "checkpoint": "checkpoint-80"}`)
+	if note := UnfinishedNote("GRPO", dir); note != "" {
+		t.Fatalf("completed run: %q", note)
+	}
+}

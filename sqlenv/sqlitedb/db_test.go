@@ -141,7 +141,10 @@ func TestQueryRefused(t *testing.T) {
 		{"SELECT * FROM pragma_foreign_key_list('order')", "schema is discovered with DESCRIBE"},
 		{"SELECT length(randomblob(900000000))", "string or blob too big"},
 		{"SELECT * FROM nosuch", "no such table: nosuch"},
-		{"SELEC 1", "only SELECT queries are allowed (got SELEC)"},
+		{"SELEC 1", "SELEC is not a SQL statement: did you mean SELECT? Write one SELECT query"},
+		{"selct name FROM customer", "SELCT is not a SQL statement: did you mean SELECT?"},
+		{"WTIH x AS (SELECT 1) SELECT * FROM x", "WTIH is not a SQL statement: did you mean WITH?"},
+		{"SHOW TABLES", "SHOW is not a SQL statement: write one SELECT query"},
 		{"SELECT FROM", "syntax error"},
 		{"(SELECT 1)", "only SELECT queries are allowed"},
 	}

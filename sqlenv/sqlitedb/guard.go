@@ -2,6 +2,7 @@ package sqlitedb
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mattn/go-sqlite3"
@@ -35,6 +36,13 @@ func checkStatementText(sqlText string) error {
 	case "":
 		return rejectf("only SELECT queries are allowed")
 	default:
+		if !slices.Contains(writeKeywords, first.keyword) {
+			// Not a statement SQLite knows: most likely a typo.
+			if near := nearestKeyword(first.keyword, "SELECT", "WITH"); near != "" {
+				return rejectf("%s is not a SQL statement: did you mean %s? Write one SELECT query", first.keyword, near)
+			}
+			return rejectf("%s is not a SQL statement: write one SELECT query (it may start with WITH)", first.keyword)
+		}
 		return rejectf("only SELECT queries are allowed (got %s): the database is read-only", first.keyword)
 	}
 	if len(toks) > 1 {
@@ -211,3 +219,41 @@ var actionNames = map[int]string{
 // sqlite_dbpage, dbstat: the agent learns the schema only through
 // DESCRIBE), and refuses every other action; refusal turns the first
 // refusal into the agent's message.
+
+// writeKeywords are the first keywords of SQLite's other statements, which
+// the guard refuses because the database is read-only.
+var writeKeywords = strings.Fields(`ALTER ANALYZE ATTACH BEGIN COMMIT CREATE DELETE DETACH DROP END EXPLAIN INSERT
+PRAGMA REINDEX RELEASE REPLACE ROLLBACK SAVEPOINT UPDATE UPSERT VACUUM VALUES`)
+
+// nearestKeyword returns the keyword of keywords within two edits of word
+// (upper case), the nearest first; "" when none is.
+func nearestKeyword(word string, keywords ...string) string {
+	best, bestD := "", 3
+	for _, k := range keywords {
+		if d := editDistance(word, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -5,8 +5,10 @@ kernel restarts (used by notebooks_test.go).
     python3 interactive.py NOTEBOOK.ipynb STEP...
 
 Each STEP is a code cell's number (1 = the notebook's first code cell),
-"restart", or "complete:CODE" (ask the kernel to complete CODE at its end,
-as Tab does; prints {"complete": CODE, "matches": [...]}). Prints one JSON object per executed cell on stdout:
+"stop:N:TEXT" (run cell N and press the stop button — interrupt the kernel —
+as soon as one of its outputs contains TEXT), "restart", or "complete:CODE"
+(ask the kernel to complete CODE at its end, as Tab does; prints
+{"complete": CODE, "matches": [...]}). Prints one JSON object per executed cell on stdout:
 {"cell": n, "status": "ok" | "error", "seconds": s, "texts": [...],
 "error": "..."}, where seconds is the wall time from request to idle and
 texts are the cell's outputs as text (HTML with its tags removed), in order.
@@ -41,7 +43,8 @@ def as_text(content):
     return " ".join(re.sub(r"\x1b\[[0-9;]*m", "", text).split())
 
 
-def run_cell(client, source):
+def run_cell(client, source, stop_at=None, interrupt=None):
+    """Runs source; with stop_at, calls interrupt() once an output holds it."""
     msg_id = client.execute(source, store_history=True)
     texts, status, error = [], "ok", ""
     while True:
@@ -53,6 +56,9 @@ def run_cell(client, source):
             t = as_text(content)
             if t:
                 texts.append(t)
+                if stop_at and stop_at in t:
+                    interrupt()
+                    stop_at = None
         elif kind == "error":
             status = "error"
             error = as_text({"text": content.get("ename", "") + ": " + content.get("evalue", "")})
@@ -126,9 +132,13 @@ def main(path, steps):
                     time.sleep(1)
                 print(json.dumps({"complete": text, "matches": matches}), flush=True)
                 continue
+            stop_at = None
+            if step.startswith("stop:"):
+                _, n, stop_at = step.split(":", 2)
+                step = n
             n = int(step)
             start = time.monotonic()
-            status, texts, error = run_cell(client, code[n - 1])
+            status, texts, error = run_cell(client, code[n - 1], stop_at, km.interrupt_kernel)
             seconds = round(time.monotonic() - start, 2)
             print(json.dumps({"cell": n, "status": status, "seconds": seconds, "texts": texts, "error": error}), flush=True)
     finally:

@@ -333,3 +333,53 @@ func commonPrefix(a, b []string) int {
 	}
 	return n
 }
+
+// The training notebook's cells re-run and stopped the way a person does:
+// the SFT cell run again leaves that run's metrics alone; GRPO after a
+// stopped SFT re-run refuses, saying why, instead of training from the
+// earlier run's checkpoint; after a complete SFT it names the checkpoint it
+// starts from; the curves of a stopped GRPO say the run did not finish.
+func TestTrainingNotebookRerunsAndStops(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives a Jupyter kernel")
+	}
+	if !jupyterAvailable() {
+		t.Skip("Jupyter's nbconvert is not installed: sudo apt-get install jupyter-nbconvert jupyter-client; bash .ci/run installs it")
+	}
+	out := t.TempDir()
+	env := []string{"GOSQLENV_OUTPUT_DIR=" + out, "GOSQLENV_MAX_STEPS=3", "GOSQLENV_EVAL_STEPS=0", "GOSQLENV_LOGGING_STEPS=1",
+		"GOSQLENV_SFT_MAX_QUESTIONS=6", "GOSQLENV_SFT_EPOCHS=2", "GOSQLENV_MAX_EVAL_QUESTIONS=2", "GOSQLENV_EVAL_SAMPLES=1",
+		"GOSQLENV_NUM_GENERATIONS=2", "GOSQLENV_PER_DEVICE_TRAIN_BATCH_SIZE=2", "GOSQLENV_GRADIENT_ACCUMULATION_STEPS=1"}
+	// Code cells: 1 %noautoget, 2 configuration, 6 SFT, 7 GRPO, 8 learning curves.
+	runs := interact(t, "train_grpo.ipynb", env, "1", "2", "6", "6", "stop:6:step 1/", "7", "6", "stop:7:step 1/", "8")
+	text := func(i int) string { return runs[i].Error + " " + strings.Join(runs[i].Texts, " ") }
+	for _, i := range []int{2, 3, 6, 8} {
+		if runs[i].Status != "ok" {
+			t.Fatalf("step %d (cell %d): %s", i, runs[i].Cell, text(i))
+		}
+	}
+	if runs[4].Status != "error" {
+		t.Errorf("the stopped SFT cell ended %s: %s", runs[4].Status, text(4))
+	}
+	if r := text(5); runs[5].Status != "error" || !strings.Contains(r, "run the SFT warm-up to its end before GRPO") || !strings.Contains(r, "after 1 of") && !strings.Contains(r, "never ended") {
+		t.Errorf("GRPO after a stopped SFT re-run: %s %s; want a refusal saying the SFT run stopped", runs[5].Status, r)
+	}
+	if r := text(7); !strings.Contains(r, "GRPO starts from sft/checkpoint-") || !strings.Contains(r, "completed SFT run") {
+		t.Errorf("GRPO after a complete SFT does not name its checkpoint: %s", r)
+	}
+	if r := text(8); !strings.Contains(r, "This GRPO run did not finish") {
+		t.Errorf("the curves of a stopped GRPO run: %s; want them marked as unfinished", r)
+	}
+	// Three complete or stopped SFT runs, one run's metrics.
+	b, err := os.ReadFile(filepath.Join(out, "sft", "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var last struct {
+		Step float64 `json:"step"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || int(last.Step) != len(lines) {
+		t.Errorf("sft/metrics.jsonl after re-runs: %d lines ending at step %v (%v), want one run's", len(lines), last.Step, err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 
@@ -178,4 +179,13 @@ func UnfinishedNote(stage, dir string) string {
 		return ""
 	}
 	return fmt.Sprintf("**This %s run did not finish** — it %s. What follows shows the partial run; run its section again to the end for the full one.", stage, st)
+}
+
+// Context is a cell's context, cancelled when the person presses the stop
+// button (GoNB interrupts a cell's program with SIGINT, then kills it 5 s
+// later): training stops between steps, saves a checkpoint and records
+// that it stopped (run.json) instead of dying mid-step with no record.
+func Context() context.Context {
+	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt)
+	return ctx
 }

@@ -114,6 +114,24 @@ build_start=$SECONDS
 go build ./notebooks/nb ./training/plots ./training/report
 echo "compiled in $(( SECONDS - build_start )) s" >&2
 if $setup_only; then
+  # The command printed below runs the classic Notebook: install it as root
+  # (Debian's package), else say how.
+  if ! jupyter notebook --version >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "installing jupyter-notebook (apt)…" >&2
+      DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends jupyter-notebook >/dev/null ||
+        { apt-get -o DPkg::Lock::Timeout=600 update -qq &&
+          DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends jupyter-notebook >/dev/null; }
+    fi
+    if ! jupyter notebook --version >/dev/null 2>&1; then
+      echo "GoNB kernel registered in $JUPYTER_DATA_DIR, but Jupyter Notebook is missing: install it (Debian/Ubuntu: sudo apt-get install jupyter-notebook; elsewhere: pip install notebook), then start it with:" >&2
+      root_flag=""
+      [ "$(id -u)" = 0 ] && root_flag=" --allow-root"
+      echo "  JUPYTER_DATA_DIR=$JUPYTER_DATA_DIR PATH=$repo/.bin:\$PATH GOTOOLCHAIN=$GOTOOLCHAIN GOEXPERIMENT=simd jupyter notebook$root_flag $repo/notebooks" >&2
+      echo "(any Jupyter front end — JupyterLab, VS Code — works with the same JUPYTER_DATA_DIR and PATH)" >&2
+      exit 0
+    fi
+  fi
   echo "GoNB kernel registered in $JUPYTER_DATA_DIR; start Jupyter with:" >&2
   root_flag=""
   [ "$(id -u)" = 0 ] && root_flag=" --allow-root"  # Jupyter refuses root without it

@@ -25,6 +25,9 @@ type GRPOTrainer struct {
 	Roller  *Roller
 	Learner *Learner
 	Rewards []NamedReward
+	// StartsFrom names the run the model comes from (RunState.From; the
+	// pipeline sets the SFT warm-up's StageRunID).
+	StartsFrom string
 	// QuestionIDs are the training questions; each epoch visits them in a
 	// seeded random order.
 	QuestionIDs []string
@@ -135,7 +138,7 @@ func scheduledLR(kind string, peak float64, step, warmup, total int) float64 {
 // run left in output_dir; output_dir/run.json (RunState) says whether the
 // run is going, completed or stopped, and at which checkpoint.
 func (t *GRPOTrainer) Train(ctx context.Context) error {
-	end, err := trackRun(t.Config.OutputDir, "grpo", t.Learner.Steps, t.TotalSteps())
+	end, err := trackRun(t.Config.OutputDir, "grpo", t.Learner.Steps, t.TotalSteps(), t.StartsFrom)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
@@ -76,6 +77,9 @@ func (p *Pipeline) NewGRPO(log *RunLog) (*GRPOTrainer, error) {
 	}
 	tr.TokenizerDir = p.TokenizerDir
 	tr.Evaluate = p.periodicEvaluation(log)
+	if sft := filepath.Join(p.Config.OutputDir, "sft"); strings.HasPrefix(filepath.Clean(p.Config.ModelName), sft+string(filepath.Separator)) {
+		tr.StartsFrom = StageRunID(sft)
+	}
 	if p.StaticShapes() {
 		samples, err := p.oracleSamples(context.Background(), p.GRPOQuestions())
 		if err != nil {

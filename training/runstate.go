@@ -40,6 +40,21 @@ type RunState struct {
 	Checkpoint string `json:"checkpoint,omitempty"`
 	// Error says why a stopped attempt stopped.
 	Error string `json:"error,omitempty"`
+	// From names the run whose model this attempt started from (GRPO: the
+	// SFT warm-up's attempt, StageRunID), so that a later step can tell
+	// whether it followed the latest one.
+	From string `json:"from,omitempty"`
+}
+
+// StageRunID names the latest attempt of the stage whose outputs are in
+// dir — its stage, start time and checkpoint — or "" when dir has no run
+// state. GRPO records its SFT warm-up's in RunState.From.
+func StageRunID(dir string) string {
+	st, ok, err := ReadRunState(dir)
+	if err != nil || !ok {
+		return ""
+	}
+	return fmt.Sprintf("%s run started %s (%s)", st.Stage, st.Started.UTC().Format(time.RFC3339Nano), st.Checkpoint)
 }
 
 // ReadRunState reads dir's run state; ok is false when dir has none (a
@@ -83,13 +98,13 @@ func (s RunState) String() string {
 // first removes what an earlier attempt of the stage wrote there — its
 // metrics and checkpoints — so that its outputs are its own; the state says
 // running until end records how it ended.
-func trackRun(dir, stage string, from, total int) (end func(steps int, err error), err error) {
+func trackRun(dir, stage string, from, total int, source string) (end func(steps int, err error), err error) {
 	if from == 0 {
 		if err := clearStage(dir); err != nil {
 			return nil, err
 		}
 	}
-	st := RunState{Stage: stage, Status: RunRunning, Started: time.Now().UTC(), Step: from, TotalSteps: total}
+	st := RunState{Stage: stage, Status: RunRunning, Started: time.Now().UTC(), Step: from, TotalSteps: total, From: source}
 	if err := writeRunState(dir, st); err != nil {
 		return nil, err
 	}

@@ -187,7 +187,7 @@ func (t *SFTTrainer) TotalSteps() int {
 // run left in output_dir; output_dir/run.json (RunState) says whether the
 // run is going, completed or stopped, and at which checkpoint.
 func (t *SFTTrainer) Train(ctx context.Context) error {
-	end, err := trackRun(t.Config.OutputDir, t.stage(), t.Learner.Steps, t.TotalSteps())
+	end, err := trackRun(t.Config.OutputDir, t.stage(), t.Learner.Steps, t.TotalSteps(), "")
 	if err != nil {
 		return err
 	}

@@ -189,3 +189,36 @@ func Context() context.Context {
 	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt)
 	return ctx
 }
+
+// StaleGRPONote returns a Markdown warning when the GRPO run in output_dir
+// dir started from another SFT warm-up than the latest one in dir/sft (the
+// SFT cell was run again since), and "" otherwise.
+func StaleGRPONote(dir string) string {
+	st, ok, err := training.ReadRunState(dir)
+	if err != nil || !ok || st.From == "" {
+		return ""
+	}
+	if now := training.StageRunID(filepath.Join(dir, "sft")); now != st.From {
+		return fmt.Sprintf("**This GRPO run started from an earlier SFT warm-up** (%s); the SFT warm-up has been run again since (%s): run section 6 (GRPO) again to train from it.",
+			st.From, orNone(now))
+	}
+	return ""
+}
+
+// ShowRunNotes shows, before a run's plots or tables, UnfinishedNote and
+// StaleGRPONote of the GRPO run in output_dir dir, when they have
+// something to say.
+func ShowRunNotes(dir string) {
+	for _, note := range []string{UnfinishedNote("GRPO", dir), StaleGRPONote(dir)} {
+		if note != "" {
+			Markdown(note)
+		}
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no record"
+	}
+	return s
+}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gosqlenv/gosqlenv/training"
 )
 
 // TrainedConfig picks the model the training notebook trained last: GRPO's
@@ -87,5 +89,33 @@ func TestUnfinishedNote(t *testing.T) {
 	write(`{"stage": "grpo", "status": "completed", "started": "2026-11-28T12:00:00Z", "ended": "2026-11-28T12:09:00Z", "step": 80, "total_steps": 80, "checkpoint": "checkpoint-80"}`)
 	if note := UnfinishedNote("GRPO", dir); note != "" {
 		t.Fatalf("completed run: %q", note)
+	}
+}
+
+// StaleGRPONote warns when the SFT warm-up was run again after the GRPO
+// run started from it, and not while it is the one GRPO started from.
+func TestStaleGRPONote(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "sft"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sft := func(started string) {
+		state := `{"stage": "sft", "status": "completed", "started": "` + started + `", "ended": "2026-11-28T12:09:00Z", "step": 4, "total_steps": 4, "checkpoint": "checkpoint-4"}`
+		if err := os.WriteFile(filepath.Join(dir, "sft", "run.json"), []byte(state), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sft("2026-11-28T12:00:00Z")
+	from := training.StageRunID(filepath.Join(dir, "sft"))
+	grpo := `{"stage": "grpo", "status": "completed", "started": "2026-11-28T12:10:00Z", "ended": "2026-11-28T12:19:00Z", "step": 3, "total_steps": 3, "from": "` + from + `"}`
+	if err := os.WriteFile(filepath.Join(dir, "run.json"), []byte(grpo), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if note := StaleGRPONote(dir); note != "" {
+		t.Fatalf("GRPO from the latest SFT run: %q", note)
+	}
+	sft("2026-11-28T12:30:00Z") // the SFT cell run again
+	if note := StaleGRPONote(dir); !strings.Contains(note, "started from an earlier SFT warm-up") || !strings.Contains(note, "run section 6 (GRPO) again") {
+		t.Fatalf("GRPO from an earlier SFT run: %q", note)
 	}
 }

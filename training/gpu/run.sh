@@ -83,7 +83,7 @@ step() {
   t0=$(date +%s)
   # Progress lines ("\r…") become lines of their own, each stamped with the
   # seconds since the step began, so run.log shows every phase as it happens.
-  timeout -k 10 "$limit" "$@" 2>&1 | tr '\r' '\n' | stamp "$t0" | tee "$R/$log"
+  timeout -k 10 "$limit" "$@" 2>&1 | stdbuf -o0 tr '\r' '\n' | stamp "$t0" | tee "$R/$log"
   rc=${PIPESTATUS[0]}
   case $rc in
     0) res=ok ;;

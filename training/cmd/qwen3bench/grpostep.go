@@ -69,7 +69,7 @@ func benchGRPO(ctx context.Context, o Options, r *Report) error {
 			return fmt.Errorf("GRPO step %d: %w", s+1, err)
 		}
 		r.add(finiteMetrics(m))
-		fmt.Fprintf(os.Stderr, "GRPO step %d: %.2f s (rollout %.2f: generation %.2f, environment %.2f; loss+backward+update %.2f), %g generated tokens/s, reward %.3f\n",
+		fmt.Fprintf(os.Stderr, "\nGRPO step %d: %.2f s (rollout %.2f: generation %.2f, environment %.2f; loss+backward+update %.2f), %g generated tokens/s, reward %.3f\n",
 			s+1, m["step_time"], m["time/rollout"], m["time/generation"], m["time/environment"], m["time/loss_backward"], m["tokens/s"], m["reward"])
 	}
 	return nil

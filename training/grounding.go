@@ -105,67 +105,19 @@ type sqlToken struct {
 }
 
 // sqlTokens splits SQL into words (bare or quoted identifiers) and single
-// other characters, dropping white space, string literals, numbers and
-// comments.
+// other characters (sqlitedb.Tokens), dropping white space, string
+// literals, numbers and comments.
 func sqlTokens(text string) []sqlToken {
 	var out []sqlToken
-	for i := 0; i < len(text); {
-		c := text[i]
-		switch {
-		case c == '\'':
-			i = quotedEnd(text, i, '\'')
-		case c == '"' || c == '`' || c == '[':
-			q := c
-			if q == '[' {
-				q = ']'
-			}
-			j := quotedEnd(text, i, q)
-			out = append(out, sqlToken{kind: tokWord, text: strings.ReplaceAll(text[i+1:max(i+1, j-1)], string(q)+string(q), string(q)), quoted: true})
-			i = j
-		case strings.HasPrefix(text[i:], "--"):
-			j := strings.IndexByte(text[i:], '\n')
-			if j < 0 {
-				return out
-			}
-			i += j
-		case strings.HasPrefix(text[i:], "/*"):
-			j := strings.Index(text[i+2:], "*/")
-			if j < 0 {
-				return out
-			}
-			i += j + 4
-		case c == '_' || c >= 0x80 || (c|0x20 >= 'a' && c|0x20 <= 'z'):
-			j := i
-			for j < len(text) && (text[j] == '_' || text[j] == '$' || text[j] >= 0x80 || (text[j]|0x20 >= 'a' && text[j]|0x20 <= 'z') || (text[j] >= '0' && text[j] <= '9')) {
-				j++
-			}
-			out = append(out, sqlToken{kind: tokWord, text: text[i:j]})
-			i = j
-		case c >= '0' && c <= '9':
-			for i < len(text) && (text[i] == '.' || text[i] == '_' || (text[i] >= '0' && text[i] <= '9') || (text[i]|0x20 >= 'a' && text[i]|0x20 <= 'z')) {
-				i++
-			}
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			i++
-		default:
-			out = append(out, sqlToken{kind: tokOther, text: string(c)})
-			i++
+	for _, t := range sqlitedb.Tokens(text) {
+		switch t.Kind {
+		case sqlitedb.Word:
+			out = append(out, sqlToken{kind: tokWord, text: t.Text})
+		case sqlitedb.QuotedWord:
+			out = append(out, sqlToken{kind: tokWord, text: t.Text, quoted: true})
+		case sqlitedb.Punct:
+			out = append(out, sqlToken{kind: tokOther, text: t.Text})
 		}
 	}
 	return out
-}
-
-// quotedEnd returns the index past the token quoted by q that starts at
-// text[i] (a doubled q escapes it), or len(text).
-func quotedEnd(text string, i int, q byte) int {
-	for j := i + 1; j < len(text); j++ {
-		if text[j] == q {
-			if j+1 < len(text) && text[j+1] == q {
-				j++
-				continue
-			}
-			return j + 1
-		}
-	}
-	return len(text)
 }

@@ -178,92 +178,40 @@ func renameDatabase(ctx context.Context, src, dst string, tables []sqlitedb.Tabl
 func quote(ident string) string { return `"` + strings.ReplaceAll(ident, `"`, `""`) + `"` }
 
 // SQL rewrites the identifiers of a SQL text that the renaming maps: bare
-// words and quoted identifiers, not string literals, comments or function
-// names (a word followed by "(").
+// words and quoted identifiers (which keep their quotes), not string
+// literals, comments or function names (a word followed by "(").
 func (m Renaming) SQL(text string) string {
+	toks := sqlitedb.Tokens(text)
 	var b strings.Builder
-	for i := 0; i < len(text); {
-		c := text[i]
+	for i, t := range toks {
+		nm, ok := m[strings.ToLower(t.Text)]
 		switch {
-		case c == '\'':
-			j := endOfQuoted(text, i, '\'')
-			b.WriteString(text[i:j])
-			i = j
-		case c == '"' || c == '`':
-			j := endOfQuoted(text, i, c)
-			inner := text[i+1 : max(i+1, j-1)]
-			if nm, ok := m[strings.ToLower(inner)]; ok && j-1 > i {
-				b.WriteString(string(c) + nm + string(c))
+		case ok && t.Kind == sqlitedb.QuotedWord:
+			q := text[t.Start : t.Start+1]
+			if q == "[" {
+				b.WriteString("[" + nm + "]")
 			} else {
-				b.WriteString(text[i:j])
+				b.WriteString(q + strings.ReplaceAll(nm, q, q+q) + q)
 			}
-			i = j
-		case c == '-' && strings.HasPrefix(text[i:], "--"):
-			j := strings.IndexByte(text[i:], '\n')
-			if j < 0 {
-				j = len(text) - i
-			}
-			b.WriteString(text[i : i+j])
-			i += j
-		case c == '/' && strings.HasPrefix(text[i:], "/*"):
-			j := strings.Index(text[i+2:], "*/")
-			end := len(text)
-			if j >= 0 {
-				end = i + 2 + j + 2
-			}
-			b.WriteString(text[i:end])
-			i = end
-		case isIdentStart(c):
-			j := i
-			for j < len(text) && isIdentPart(text[j]) {
-				j++
-			}
-			word := text[i:j]
-			k := j
-			for k < len(text) && (text[k] == ' ' || text[k] == '\t' || text[k] == '\n') {
-				k++
-			}
-			if nm, ok := m[strings.ToLower(word)]; ok && (k == len(text) || text[k] != '(') {
-				b.WriteString(nm)
-			} else {
-				b.WriteString(word)
-			}
-			i = j
-		case c >= '0' && c <= '9':
-			j := i
-			for j < len(text) && (isIdentPart(text[j]) || text[j] == '.') {
-				j++
-			}
-			b.WriteString(text[i:j])
-			i = j
+		case ok && t.Kind == sqlitedb.Word && !calledAt(toks, i):
+			b.WriteString(nm)
 		default:
-			b.WriteByte(c)
-			i++
+			b.WriteString(text[t.Start:t.End])
 		}
 	}
 	return b.String()
 }
 
-// endOfQuoted returns the index just past the quoted token starting at
-// text[i] (quote q, doubled to escape), or len(text).
-func endOfQuoted(text string, i int, q byte) int {
-	for j := i + 1; j < len(text); j++ {
-		if text[j] == q {
-			if j+1 < len(text) && text[j+1] == q {
-				j++
-				continue
-			}
-			return j + 1
+// calledAt reports whether the word at toks[i] names a function: the next
+// token that is not white space or a comment is "(".
+func calledAt(toks []sqlitedb.Token, i int) bool {
+	for _, t := range toks[i+1:] {
+		if t.Kind != sqlitedb.Space && t.Kind != sqlitedb.Comment {
+			return t.Kind == sqlitedb.Punct && t.Text == "("
 		}
 	}
-	return len(text)
+	return false
 }
-
-func isIdentStart(c byte) bool {
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80
-}
-
-func isIdentPart(c byte) bool { return isIdentStart(c) || (c >= '0' && c <= '9') || c == '$' }
 
 // Names returns the new names, sorted.
 func (m Renaming) Names() []string {

@@ -243,7 +243,9 @@ const (
 	limitLength    = 0
 	limitSQLLength = 1
 	limitColumn    = 2
-	limitAttached  = 7
+	// limitLikePattern is SQLITE_LIMIT_LIKE_PATTERN_LENGTH.
+	limitLikePattern = 8
+	limitAttached    = 7
 )
 
 // sqliteError is an error SQLite reported: its primary result code and
@@ -328,6 +330,7 @@ func openConn(path string, limits Limits) (*conn, error) {
 	C.sqlite3_limit(c.db, limitLength, C.int(limits.MaxValueLength))
 	C.sqlite3_limit(c.db, limitSQLLength, C.int(limits.MaxSQLLength))
 	C.sqlite3_limit(c.db, limitColumn, C.int(limits.MaxColumns))
+	C.sqlite3_limit(c.db, limitLikePattern, C.int(limits.MaxPatternLength))
 	// Sorts and temporary tables stay in memory, under the query's memory limit.
 	if err := c.exec("PRAGMA temp_store = MEMORY"); err != nil {
 		c.close()

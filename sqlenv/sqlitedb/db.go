@@ -60,6 +60,13 @@ type Limits struct {
 	MaxColumns int
 	// MaxSQLLength caps the length of the SQL text (default 100,000 bytes).
 	MaxSQLLength int
+	// MaxPatternLength caps the pattern of LIKE and GLOB
+	// (SQLITE_LIMIT_LIKE_PATTERN_LENGTH, default 1,000 bytes; SQLite's own
+	// is 50,000). Matching costs up to text × pattern inside one step of
+	// SQLite's virtual machine, which neither MaxSteps nor Timeout can stop:
+	// a 65,000-byte text against a 49,000-byte pattern held a session for
+	// 13 s of CPU (issue 56).
+	MaxPatternLength int
 	// HeapLimit is the memory one query may take in SQLite (default 48
 	// MiB), beyond what its connection held when it started (page cache,
 	// schema): past it the query fails with "out of memory" and a message
@@ -86,14 +93,15 @@ const stepsPerSecond = 150e6
 // DefaultLimits returns the limits used when a field is zero.
 func DefaultLimits() Limits {
 	return Limits{
-		Timeout:        5 * time.Second,
-		MaxSteps:       DefaultMaxSteps,
-		MaxRows:        10_000,
-		MaxBytes:       8 << 20,
-		MaxValueLength: 64 << 10,
-		MaxColumns:     256,
-		MaxSQLLength:   100_000,
-		HeapLimit:      48 << 20,
+		Timeout:          5 * time.Second,
+		MaxSteps:         DefaultMaxSteps,
+		MaxRows:          10_000,
+		MaxBytes:         8 << 20,
+		MaxValueLength:   64 << 10,
+		MaxColumns:       256,
+		MaxSQLLength:     100_000,
+		HeapLimit:        48 << 20,
+		MaxPatternLength: 1000,
 	}
 }
 
@@ -121,6 +129,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxColumns <= 0 {
 		l.MaxColumns = d.MaxColumns
+	}
+	if l.MaxPatternLength <= 0 {
+		l.MaxPatternLength = d.MaxPatternLength
 	}
 	if l.HeapLimit <= 0 {
 		l.HeapLimit = d.HeapLimit

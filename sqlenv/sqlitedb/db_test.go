@@ -140,6 +140,10 @@ func TestQueryRefused(t *testing.T) {
 		{"SELECT * FROM pragma_index_list('customer')", "PRAGMA index_list is not allowed"},
 		{"SELECT * FROM pragma_foreign_key_list('order')", "schema is discovered with DESCRIBE"},
 		{"SELECT length(randomblob(900000000))", "string or blob too big"},
+		// One matching of a long text against a long pattern is one VM step
+		// that neither the step budget nor the timeout stops: refused.
+		{"SELECT printf('%.65000c','a') GLOB '*['||printf('%.49000c','b')||']'", "LIKE or GLOB pattern too complex"},
+		{"SELECT 'x' LIKE printf('%.1001c','%')", "LIKE or GLOB pattern too complex"},
 		{"SELECT * FROM nosuch", "no such table: nosuch"},
 		{"SELEC 1", "SELEC is not a SQL statement: did you mean SELECT? Write one SELECT query"},
 		{"selct name FROM customer", "SELCT is not a SQL statement: did you mean SELECT?"},

@@ -117,16 +117,14 @@ func (p *Pipeline) periodicEvaluation(log *RunLog) func(context.Context) (Metric
 func (p *Pipeline) greedySuccessShown(ctx context.Context, log *RunLog) (Metrics, error) {
 	m := Metrics{}
 	var splits []string
+	questions := map[string][]dataset.QuestionRecord{}
 	for _, split := range Splits {
 		if qs, err := p.EvalQuestions(split); err == nil && len(qs) > 0 {
-			splits = append(splits, split)
+			splits, questions[split] = append(splits, split), qs
 		}
 	}
 	for i, split := range splits {
-		qs, err := p.EvalQuestions(split)
-		if err != nil {
-			return nil, err
-		}
+		qs := questions[split]
 		var before func(done, total int)
 		if log != nil && p.Roller != nil {
 			show := func(done, total int) {

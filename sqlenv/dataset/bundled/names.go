@@ -264,7 +264,7 @@ func (n *namer) draw(orig string, table bool) string {
 	for try := 0; ; try++ {
 		name := n.once(orig, table, try)
 		key := strings.ToLower(name)
-		if !n.taken[key] && !isKeyword(key) && !slices.Contains(evalOnlyTables, key) {
+		if !n.taken[key] && !sqlitedb.IsKeyword(key) && !slices.Contains(evalOnlyTables, key) {
 			n.taken[key] = true
 			return name
 		}
@@ -341,5 +341,3 @@ func joinWords(words []string, style int) string {
 	}
 	return b.String()
 }
-
-func isKeyword(name string) bool { return sqlitedb.IsKeyword(name) }

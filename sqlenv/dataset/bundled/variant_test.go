@@ -84,7 +84,7 @@ func TestRenamedCopies(t *testing.T) {
 						}
 					}
 					for _, name := range names {
-						if slices.Contains(evalOnlyTables, strings.ToLower(name)) || isKeyword(strings.ToLower(name)) {
+						if slices.Contains(evalOnlyTables, strings.ToLower(name)) || sqlitedb.IsKeyword(strings.ToLower(name)) {
 							t.Fatalf("%s: name %q is an evaluation table or a keyword", dst, name)
 						}
 						if set == PretrainNames {
@@ -223,7 +223,7 @@ func TestHeldoutAffixesAreNewWords(t *testing.T) {
 		for _, tb := range d.build(newGen(d.name)) {
 			names := []string{tb.name}
 			for _, line := range strings.Split(tb.ddl, "\n")[1:] {
-				if f := strings.Fields(strings.TrimSpace(line)); len(f) > 1 && !isKeyword(strings.ToLower(f[0])) {
+				if f := strings.Fields(strings.TrimSpace(line)); len(f) > 1 && !sqlitedb.IsKeyword(strings.ToLower(f[0])) {
 					names = append(names, f[0])
 				}
 			}

@@ -25,14 +25,7 @@ import (
 // out) or of the generated held-out and training questions a run may ask.
 func TestPretrainQuestionsLeaveSplitsOut(t *testing.T) {
 	ctx := context.Background()
-	cfg := DefaultGRPOConfig()
-	TinyPreset(&cfg)
-	cfg.OutputDir = t.TempDir()
-	paths, err := bundled.EnsureAt(ctx, filepath.Join(t.TempDir(), "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.QuestionsPath, cfg.EvalQuestionsPath, cfg.DBDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
+	cfg, paths := tinyPresetOnFreshData(t)
 	cfg.TrainDatabases = []string{"university"} // the keys must cover the other databases too
 	p, err := OpenData(ctx, cfg)
 	if err != nil {
@@ -470,14 +463,7 @@ func TestGeneratedTraining(t *testing.T) {
 // hold every held-out question.
 func TestRenamedPretrainingLeavesReadingSplitsOut(t *testing.T) {
 	ctx := context.Background()
-	cfg := DefaultGRPOConfig()
-	TinyPreset(&cfg)
-	cfg.OutputDir = t.TempDir()
-	paths, err := bundled.EnsureAt(ctx, filepath.Join(t.TempDir(), "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.QuestionsPath, cfg.EvalQuestionsPath, cfg.DBDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
+	cfg, paths := tinyPresetOnFreshData(t)
 	cfg.TrainDatabases = []string{"university", "library"}
 	p, err := OpenData(ctx, cfg)
 	if err != nil {
@@ -541,4 +527,19 @@ func TestRenamedPretrainingLeavesReadingSplitsOut(t *testing.T) {
 	if len(dbs) != 4 {
 		t.Fatalf("pre-training databases %v, want 2 × 2 renamed copies", dbs)
 	}
+}
+
+// tinyPresetOnFreshData is the notebook's preset over the bundled dataset
+// generated into a temporary directory, writing into another.
+func tinyPresetOnFreshData(t *testing.T) (GRPOConfig, bundled.Paths) {
+	t.Helper()
+	cfg := DefaultGRPOConfig()
+	TinyPreset(&cfg)
+	cfg.OutputDir = t.TempDir()
+	paths, err := bundled.EnsureAt(context.Background(), filepath.Join(t.TempDir(), "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QuestionsPath, cfg.EvalQuestionsPath, cfg.DBDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
+	return cfg, paths
 }

@@ -2,11 +2,8 @@ package training
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/gosqlenv/gosqlenv/sqlenv/dataset/bundled"
 )
 
 // TestVaryTraining: train_renamed asks about that share of the training
@@ -15,14 +12,7 @@ import (
 // share; the others stay as they are, and the choice is deterministic.
 func TestVaryTraining(t *testing.T) {
 	ctx := context.Background()
-	paths, err := bundled.EnsureAt(ctx, filepath.Join(t.TempDir(), "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := DefaultGRPOConfig()
-	TinyPreset(&cfg)
-	cfg.OutputDir = t.TempDir()
-	cfg.QuestionsPath, cfg.EvalQuestionsPath, cfg.DBDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
+	cfg, _ := tinyPresetOnFreshData(t)
 	cfg.TrainRenamed, cfg.TrainReworded = 0.5, 0.5
 	plain := cfg
 	plain.TrainRenamed, plain.TrainReworded = 0, 0

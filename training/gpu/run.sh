@@ -20,6 +20,9 @@
 #                                    backend, timed, with compile/programs and compile/seconds in its metrics
 #   grpo_step                        full GRPO steps of 1.7B-shaped layers (8 questions x 4 generations,
 #                                    max_new_tokens 64, 4-turn episodes, with the environment; 3 steps)
+#   compile_default, compile_autotune0, compile_notriton
+#                                    a tiny training step's first call (compilation) with XLA's defaults,
+#                                    autotuning off, Triton GEMMs off
 #   go_decode, torch_bench           decode throughput at batch 1, 16, 64 (1.7B-shaped, bf16), Go vs
 #                                    transformers generate; PyTorch eager forward+backward+AdamW, 16 x 512
 #   go_trainstep                     Go forward+backward+AdamW, 16 x 512 tokens
@@ -233,6 +236,15 @@ gostep train_preset 200:90 train_preset.log "$BIN/train" -preset tiny -seed 42 -
 # ---- (2) a full GRPO step of Qwen3-1.7B-shaped layers (static shapes: auto, on for XLA) ----
 gostep grpo_step 200:120 grpo_step.log "$BIN/qwen3bench" -backend "$XLA" -mode grpostep -shape "${GPU_GRPO_SHAPE:-$shape}" -dtype bf16 \
   "${grpo_args[@]}" -out "$R/grpo_step.json"
+# ---- (2b) compile time (issue 53 item 2): the first step of a tiny training program (compilation + one
+# step) with XLA's defaults, with autotuning off, and with Triton GEMMs off: which of them the 15-20 s
+# compilations of a 0.7 M-parameter step spend their time in.
+probe_args=(-mode trainstep -shape tiny -dtype f32 -batch 8 -seq 512 -reps 1)
+gostep compile_default 45:20 compile_default.log "$BIN/qwen3bench" -backend "$XLA" "${probe_args[@]}" -out "$R/compile_default.json"
+gostep compile_autotune0 45:20 compile_autotune0.log env XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_autotune_level=0" \
+  "$BIN/qwen3bench" -backend "$XLA" "${probe_args[@]}" -out "$R/compile_autotune0.json"
+gostep compile_notriton 45:20 compile_notriton.log env XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_enable_triton_gemm=false" \
+  "$BIN/qwen3bench" -backend "$XLA" "${probe_args[@]}" -out "$R/compile_notriton.json"
 # ---- (3) benchmarks: Go vs PyTorch, same shapes, same run (decode and train-step ratios) ----
 gostep go_decode 180:90 go_decode.log "$BIN/qwen3bench" -backend "$XLA" -mode decode -shape "$shape" -dtype bf16 \
   "${decode_args[@]}" -max_seconds 120 -out "$R/go_decode.json"

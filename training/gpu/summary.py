@@ -227,6 +227,21 @@ def main():
         lines.append("")
         summary["grpo_step"] = gs.get("results")
 
+    # Compile-time probe (issue 53 item 2).
+    probes = [(n, load(d, f"compile_{n}.json")) for n in ("default", "autotune0", "notriton")]
+    if any(r for _, r in probes):
+        lines += ["## Compile-time probe: a tiny training step's first call (compilation + 1 step)", "",
+                  "| XLA flags | first step s | later step s |", "|---|---|---|"]
+        flags = {"default": "defaults", "autotune0": "--xla_gpu_autotune_level=0",
+                 "notriton": "--xla_gpu_enable_triton_gemm=false"}
+        summary["compile_probe"] = {}
+        for n, r in probes:
+            res = ((r or {}).get("results") or [{}])[0]
+            lines.append(f"| {flags[n]} | {fmt(res.get('first_step_seconds'), '.2f')} | {fmt(res.get('step_seconds'), '.4f')} |")
+            summary["compile_probe"][n] = {"first_step_s": res.get("first_step_seconds"), "step_s": res.get("step_seconds"),
+                                           "error": (r or {}).get("error")}
+        lines.append("")
+
     # Short training run.
     recs = read_jsonl(d, "train_tiny_metrics.jsonl")
     tlog = read(d, "train_tiny.log")

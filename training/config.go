@@ -200,10 +200,11 @@ type GRPOConfig struct {
 	// generation batch (the prefill's attention, quadratic in the prompt
 	// length, and the KV cache): a batch that would need more is generated
 	// in slices, one after the other (qwen3.GenerateOptions.MaxBatchBytes).
-	// Default 0: 2,048 MiB on the CPU (Go backend), no bound on XLA; −1: no
-	// bound. The process's resident memory is about three times the bound
-	// (BENCHMARKS.md).
-	GenerationMemoryMB int `json:"generation_memory_mb" yaml:"generation_memory_mb" help:"approximate memory (MiB) one generation batch may use, larger ones are generated in slices; 0: 2048 on the CPU, unbounded on XLA; -1: unbounded"`
+	// With static shapes the batches' rows shrink to fit instead. Default 0:
+	// 2,048 MiB on the CPU (Go backend), 16,384 MiB on XLA (a GPU of 40 GB
+	// or more); −1: no bound. On the CPU the process's resident memory is
+	// about three times the bound (BENCHMARKS.md).
+	GenerationMemoryMB int `json:"generation_memory_mb" yaml:"generation_memory_mb" help:"approximate memory (MiB) one generation batch may use, larger ones are generated in slices; 0: 2048 on the CPU, 16384 on XLA; -1: unbounded"`
 
 	// ---- GRPO ----
 
@@ -219,6 +220,15 @@ type GRPOConfig struct {
 	// episodes make one step and must be a multiple of NumGenerations (TRL's
 	// rule); see QuestionsPerStep.
 	GradientAccumulationSteps int `json:"gradient_accumulation_steps" yaml:"gradient_accumulation_steps" help:"micro-batches per optimizer step"`
+	// LossRows, when above 0, caps the turn samples (rows) of one loss
+	// forward and backward: each micro-batch's rows are split into calls of
+	// at most this many, their gradients summed. The result is the same (the
+	// loss is a weighted sum over tokens, weighted per micro-batch as
+	// before); only the memory of a call changes: attention keeps
+	// rows × heads × length² float32 scores per layer for the backward
+	// (≈ 0.9 GB per row and layer for Qwen3-1.7B at 2,560 tokens). Default 0
+	// (a micro-batch in one call). Not used with prefix sharing.
+	LossRows int `json:"loss_rows" yaml:"loss_rows" help:"at most this many turn samples per loss forward+backward call (0: a whole micro-batch); same result, less memory"`
 	// PrefixSharing computes shared prompts once. The loss packs each
 	// micro-batch's turn samples into prefix trees (qwen3.PackTrees): a
 	// prefix that several turns or episodes share — the system prompt and
@@ -575,6 +585,7 @@ func (c *GRPOConfig) checkBatches(v *checker) {
 	v.atLeast("num_generations", c.NumGenerations, 2)
 	v.atLeast("per_device_train_batch_size", c.PerDeviceTrainBatchSize, 1)
 	v.atLeast("gradient_accumulation_steps", c.GradientAccumulationSteps, 1)
+	v.atLeast("loss_rows", c.LossRows, 0)
 	if c.NumGenerations >= 2 && c.PerDeviceTrainBatchSize >= 1 && c.GradientAccumulationSteps >= 1 {
 		if n := c.PerDeviceTrainBatchSize * c.GradientAccumulationSteps; n%c.NumGenerations != 0 {
 			v.errs = append(v.errs, fmt.Errorf("training config: per_device_train_batch_size × gradient_accumulation_steps = %d × %d = %d "+

@@ -237,6 +237,13 @@ func (t *GRPOTrainer) Step(ctx context.Context, s int) (Metrics, error) {
 	}
 	lr := t.learningRate(s)
 	up, err := t.update(batches, olds, refs, lc, lr)
+	// The step's inputs and fixed log-probs are on the device now: freed
+	// here rather than by Go's collector, which does not see device memory.
+	for _, mb := range batches {
+		free(slices.Concat(mb.model, []*tensors.Tensor{mb.weights, mb.advantages, mb.samplingLogp}))
+	}
+	free(olds)
+	free(refs)
 	if err != nil {
 		return nil, err
 	}
@@ -393,11 +400,32 @@ func (t *GRPOTrainer) packMicroBatches(sc scoredRollout) ([]lossBatch, error) {
 			batches = append(batches, lb)
 			continue
 		}
-		mb := packSamples(samples, idx, weights, t.Roller.tok.PAD(), cfg.LengthBucket, t.lossShape(perMicro))
-		batches = append(batches, lossBatch{model: []*tensors.Tensor{mb.ids, mb.mask, mb.positions},
-			weights: mb.weights, advantages: mb.perRow(sampleAdv), samplingLogp: mb.samplingLogp})
+		shape := t.lossShape(perMicro)
+		for _, part := range rowChunks(idx, cfg.LossRows) {
+			fixed := shape
+			if cfg.LossRows > 0 && fixed.rows > 0 {
+				fixed.rows = min(fixed.rows, cfg.LossRows)
+			}
+			mb := packSamples(samples, part, weights, t.Roller.tok.PAD(), cfg.LengthBucket, fixed)
+			batches = append(batches, lossBatch{model: []*tensors.Tensor{mb.ids, mb.mask, mb.positions},
+				weights: mb.weights, advantages: mb.perRow(sampleAdv), samplingLogp: mb.samplingLogp})
+		}
 	}
 	return batches, nil
+}
+
+// rowChunks splits a micro-batch's sample indices into runs of at most n
+// (all of them in one when n ≤ 0): the loss calls of loss_rows.
+func rowChunks(idx []int, n int) [][]int {
+	if n <= 0 || len(idx) <= n {
+		return [][]int{idx}
+	}
+	var out [][]int
+	for len(idx) > n {
+		out = append(out, idx[:n])
+		idx = idx[n:]
+	}
+	return append(out, idx)
 }
 
 // lossShape is the shape of the loss micro-batches with static shapes

@@ -36,6 +36,7 @@ type Learner struct {
 	installed []*tensors.Tensor // the model weights the master weights were rounded to
 	m, v      []*tensors.Tensor // AdamW moments, float32
 	acc       []*tensors.Tensor // accumulated gradients, float32 when mixed (nil: none yet)
+	stepped   []*tensors.Tensor // the model weights this Learner's last Apply installed
 	Steps     int               // optimizer steps taken
 
 	mu    sync.Mutex
@@ -155,6 +156,9 @@ func (l *Learner) accumulate(key string, fn lossGraph, inputs []*tensors.Tensor)
 // shared: the GRPO reference model keeps the initial ones).
 func free(ts []*tensors.Tensor) {
 	for _, t := range ts {
+		if t == nil {
+			continue
+		}
 		_ = t.FinalizeAll() // only fails for a backend's own error on release; nothing to do about it
 	}
 }
@@ -197,7 +201,9 @@ func (l *Learner) masterWeights() ([]*tensors.Tensor, error) {
 }
 
 // Apply takes one AdamW step with the accumulated gradients at learning rate
-// lr, installs the new weights in the model, clears the accumulator and
+// lr, installs the new weights in the model (freeing the device memory of
+// those its previous step installed: copy model weights to be kept past the
+// next step, e.g. with Model.HostWeights), clears the accumulator and
 // returns the gradients' global norm (before clipping). With mixed
 // precision the step updates the float32 master weights and the model gets
 // them rounded to its dtype.
@@ -225,11 +231,31 @@ func (l *Learner) Apply(lr float64) (gradNorm float64, err error) {
 	if err != nil {
 		return 0, err
 	}
-	// A new slice: weights may share its backing array with the moments.
-	args := slices.Concat(weights, l.acc, l.m, l.v,
-		[]*tensors.Tensor{tensors.FromScalar(float32(l.Steps + 1)), tensors.FromScalar(float32(lr))})
-	out, err := qwen3.Run(e, args)
+	// The gradient sums, the moments and the weights AdamW updates when they
+	// are the Learner's own (master weights, or those its previous step
+	// installed) are donated: the backend may update them in place, so a
+	// step needs no second copy of the state.
+	previous := l.Model.Weights()
+	ownWeights := mixed || (l.stepped != nil && slices.Equal(previous, l.stepped))
+	args := make([]any, 0, 4*n+2)
+	for i, group := range [][]*tensors.Tensor{weights, l.acc, l.m, l.v} {
+		for _, t := range group {
+			if i == 0 && !ownWeights {
+				args = append(args, t)
+				continue
+			}
+			d, err := qwen3.Donate(t, l.Model.Backend())
+			if err != nil {
+				return 0, fmt.Errorf("learner: AdamW step: %w", err)
+			}
+			args = append(args, d)
+		}
+	}
+	args = append(args, tensors.FromScalar(float32(l.Steps+1)), tensors.FromScalar(float32(lr)))
+	out, err := qwen3.Run(e, args...)
 	if err != nil {
+		// The donated state is gone: this Learner cannot step again.
+		l.acc, l.m, l.v = nil, nil, nil
 		return 0, fmt.Errorf("learner: AdamW step: %w", err)
 	}
 	modelWeights := out[:n]
@@ -240,14 +266,14 @@ func (l *Learner) Apply(lr float64) (gradNorm float64, err error) {
 	if err := l.Model.SetWeights(modelWeights); err != nil {
 		return 0, err
 	}
-	// Replaced: the moments, the gradient sums and the old master weights (a
-	// float32 model's old weights are the model's, left to the collector).
-	replaced := slices.Concat(l.m, l.v, l.acc)
-	if mixed {
-		replaced = append(replaced, weights...)
+	// The moments, the gradient sums and the old master weights were
+	// donated. Also replaced: the model weights this Learner's previous step
+	// installed, in half precision (weights it did not make — a base model,
+	// a loaded checkpoint, the GRPO reference — are left to their owners).
+	if mixed && l.stepped != nil && slices.Equal(previous, l.stepped) {
+		free(previous)
 	}
-	l.m, l.v, l.acc = out[n:2*n], out[2*n:3*n], nil
-	free(replaced)
+	l.m, l.v, l.acc, l.stepped = out[n:2*n], out[2*n:3*n], nil, modelWeights
 	l.Steps++
 	return scalar(out[3*n]), nil
 }

@@ -20,9 +20,10 @@
 #                                    backend, timed, with compile/programs and compile/seconds in its metrics
 #   grpo_step                        full GRPO steps of 1.7B-shaped layers (8 questions x 4 generations,
 #                                    max_new_tokens 64, 4-turn episodes, with the environment; 3 steps)
-#   compile_default, compile_autotune0, compile_notriton
-#                                    a tiny training step's first call (compilation) with XLA's defaults,
-#                                    autotuning off, Triton GEMMs off
+#   compile_default, compile_autotune0, compile_triton
+#                                    a tiny training step's first call (compilation) with the project's
+#                                    XLA flags (Triton GEMMs off), autotuning off, Triton GEMMs on;
+#   compile_cache1, compile_cache2   the same twice with XLA's persistent autotuning cache
 #   go_decode, torch_bench           decode throughput at batch 1, 16, 64 (1.7B-shaped, bf16), Go vs
 #                                    transformers generate; PyTorch eager forward+backward+AdamW, 16 x 512
 #   go_trainstep                     Go forward+backward+AdamW, 16 x 512 tokens
@@ -204,9 +205,10 @@ else
   decode_args=(-batch "1,16,64" -prompt_len 128 -new_tokens 128 -reps 3)
   train_args=(-batch 16 -seq 512 -reps 3)
   # Prompts of the tiny preset's tokenizer are 380-1100 tokens: bucket 512 keeps XLA compilations few; one
-  # episode (up to 4 turns = rows) per micro-batch keeps the 28-layer backward's memory low.
+  # episode (up to 4 turns = rows) per micro-batch, one row per loss call (loss_rows): at 2,560 tokens the
+  # 28-layer backward keeps ~0.9 GB of float32 attention scores per row and layer (82 GiB for 4 rows, H200 2026-11-28).
   grpo_args=(-questions 8 -generations 4 -grpo_steps 3 -max_new_tokens 64 -max_completion_length 256 -step_budget 4
-             -length_bucket 512 -micro_batch 1)
+             -length_bucket 512 -micro_batch 1 -loss_rows 1)
   torch_args=(--shape 1.7b --batches "1,16,64" --prompt_len 128 --new_tokens 128 --train_batch 16 --seq 512)
   large_args=(--shape 1.7b)
   preset_args=()   # the notebook's preset as it is
@@ -237,14 +239,21 @@ gostep train_preset 200:90 train_preset.log "$BIN/train" -preset tiny -seed 42 -
 gostep grpo_step 200:120 grpo_step.log "$BIN/qwen3bench" -backend "$XLA" -mode grpostep -shape "${GPU_GRPO_SHAPE:-$shape}" -dtype bf16 \
   "${grpo_args[@]}" -out "$R/grpo_step.json"
 # ---- (2b) compile time (issue 53 item 2): the first step of a tiny training program (compilation + one
-# step) with XLA's defaults, with autotuning off, and with Triton GEMMs off: which of them the 15-20 s
-# compilations of a 0.7 M-parameter step spend their time in.
+# step) with the project's XLA flags (Triton GEMMs off: qwen3.DefaultXLAFlags), with XLA's own default
+# (Triton GEMMs on) and with autotuning off. H200, 2026-11-28: 14.3 s with Triton, 7.1 s without, 7.5 s
+# with autotuning off.
 probe_args=(-mode trainstep -shape tiny -dtype f32 -batch 8 -seq 512 -reps 1)
 gostep compile_default 45:20 compile_default.log "$BIN/qwen3bench" -backend "$XLA" "${probe_args[@]}" -out "$R/compile_default.json"
 gostep compile_autotune0 45:20 compile_autotune0.log env XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_autotune_level=0" \
   "$BIN/qwen3bench" -backend "$XLA" "${probe_args[@]}" -out "$R/compile_autotune0.json"
-gostep compile_notriton 45:20 compile_notriton.log env XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_enable_triton_gemm=false" \
-  "$BIN/qwen3bench" -backend "$XLA" "${probe_args[@]}" -out "$R/compile_notriton.json"
+gostep compile_triton 45:20 compile_triton.log env XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_enable_triton_gemm=true" \
+  "$BIN/qwen3bench" -backend "$XLA" "${probe_args[@]}" -out "$R/compile_triton.json"
+# XLA's persistent autotuning cache: the same probe twice with one cache directory (the second run should
+# skip autotuning); a candidate default for qwen3.DefaultXLAFlags, not set before it is measured.
+for k in 1 2; do
+  gostep compile_cache$k 45:20 compile_cache$k.log env XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_per_fusion_autotune_cache_dir=$R/autotune_cache" \
+    "$BIN/qwen3bench" -backend "$XLA" "${probe_args[@]}" -out "$R/compile_cache$k.json"
+done
 # ---- (3) benchmarks: Go vs PyTorch, same shapes, same run (decode and train-step ratios) ----
 gostep go_decode 180:90 go_decode.log "$BIN/qwen3bench" -backend "$XLA" -mode decode -shape "$shape" -dtype bf16 \
   "${decode_args[@]}" -max_seconds 120 -out "$R/go_decode.json"

@@ -228,14 +228,19 @@ def main():
         summary["grpo_step"] = gs.get("results")
 
     # Compile-time probe (issue 53 item 2).
-    probes = [(n, load(d, f"compile_{n}.json")) for n in ("default", "autotune0", "notriton")]
+    probes = [(n, load(d, f"compile_{n}.json")) for n in ("default", "autotune0", "triton", "notriton", "cache1", "cache2")]
     if any(r for _, r in probes):
         lines += ["## Compile-time probe: a tiny training step's first call (compilation + 1 step)", "",
                   "| XLA flags | first step s | later step s |", "|---|---|---|"]
-        flags = {"default": "defaults", "autotune0": "--xla_gpu_autotune_level=0",
-                 "notriton": "--xla_gpu_enable_triton_gemm=false"}
+        flags = {"default": "the project's (qwen3.DefaultXLAFlags; before 2026-11-28 XLA's own)",
+                 "autotune0": "--xla_gpu_autotune_level=0", "triton": "--xla_gpu_enable_triton_gemm=true",
+                 "notriton": "--xla_gpu_enable_triton_gemm=false",
+                 "cache1": "--xla_gpu_per_fusion_autotune_cache_dir (empty cache)",
+                 "cache2": "--xla_gpu_per_fusion_autotune_cache_dir (filled by the run before)"}
         summary["compile_probe"] = {}
         for n, r in probes:
+            if not r:
+                continue
             res = ((r or {}).get("results") or [{}])[0]
             lines.append(f"| {flags[n]} | {fmt(res.get('first_step_seconds'), '.2f')} | {fmt(res.get('step_seconds'), '.4f')} |")
             summary["compile_probe"][n] = {"first_step_s": res.get("first_step_seconds"), "step_s": res.get("step_seconds"),

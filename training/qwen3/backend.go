@@ -46,6 +46,7 @@ func NewBackend(spec string) (compute.Backend, error) {
 	case gobackend.BackendName:
 		b, err = gobackend.New(GoBackendConfig(config))
 	case xla.BackendName:
+		os.Setenv("XLA_FLAGS", XLAFlags(os.Getenv("XLA_FLAGS")))
 		b, err = xla.New(config)
 		if err != nil {
 			return nil, fmt.Errorf("backend %q (from %s): XLA/PJRT plugin %q could not be loaded: %w; "+
@@ -60,6 +61,36 @@ func NewBackend(spec string) (compute.Backend, error) {
 		return nil, fmt.Errorf("backend %q (from %s): %w", spec, source, err)
 	}
 	return b, nil
+}
+
+// DefaultXLAFlags are the XLA flags NewBackend adds to $XLA_FLAGS for an
+// XLA backend, each unless $XLA_FLAGS already sets that flag.
+//
+// --xla_gpu_enable_triton_gemm=false: XLA's Triton matrix-product kernels
+// are autotuned at every compilation. On an H200 (2026-11-28, BENCHMARKS.md
+// "GPU") the first call of a tiny training step took 14.3 s with them and
+// 7.1 s without (autotuning off altogether: 7.5 s, with slower steps), the
+// compiled step as fast (3.0 vs 3.4 ms); the notebook's preset spent 67 s
+// of its 128 s compiling 13 programs. cuBLAS serves the products instead.
+// Set XLA_FLAGS=--xla_gpu_enable_triton_gemm=true to get XLA's default.
+var DefaultXLAFlags = []string{"--xla_gpu_enable_triton_gemm=false"}
+
+// XLAFlags returns flags (the value of $XLA_FLAGS) with each of
+// DefaultXLAFlags appended unless flags already sets it.
+func XLAFlags(flags string) string {
+	set := map[string]bool{}
+	for _, f := range strings.Fields(flags) {
+		name, _, _ := strings.Cut(strings.TrimLeft(f, "-"), "=")
+		set[name] = true
+	}
+	out := strings.TrimSpace(flags)
+	for _, f := range DefaultXLAFlags {
+		name, _, _ := strings.Cut(strings.TrimLeft(f, "-"), "=")
+		if !set[name] {
+			out = strings.TrimSpace(out + " " + f)
+		}
+	}
+	return out
 }
 
 // GoBackendConfig completes a pure-Go backend configuration: unless it

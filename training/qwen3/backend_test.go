@@ -65,3 +65,16 @@ func TestDTypeForPrecision(t *testing.T) {
 		t.Errorf("fp16: %v", err)
 	}
 }
+
+func TestXLAFlags(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"", "--xla_gpu_enable_triton_gemm=false"},
+		{"--xla_gpu_cuda_data_dir=/usr/local/cuda", "--xla_gpu_cuda_data_dir=/usr/local/cuda --xla_gpu_enable_triton_gemm=false"},
+		{"--xla_gpu_enable_triton_gemm=true", "--xla_gpu_enable_triton_gemm=true"},
+		{"  --xla_dump_to=/tmp/d   --xla_gpu_enable_triton_gemm=false ", "--xla_dump_to=/tmp/d   --xla_gpu_enable_triton_gemm=false"},
+	} {
+		if got := XLAFlags(c.in); got != c.want {
+			t.Errorf("XLAFlags(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -49,9 +49,11 @@ type GenerateOptions struct {
 	// the masked scores, the softmax and its mask) and the KV cache (2 ×
 	// layers × KV heads × cache length × head size per sequence). Prompts
 	// that would need more are generated in slices of the batch, one slice
-	// after the other, equal prompts together. 0 means DefaultMaxBatchBytes
-	// on the pure-Go backend, whose buffers are host memory, and no bound on
-	// XLA backends; a negative value means no bound. Without a bound, the
+	// after the other, equal prompts together; with static shapes, the
+	// batches' rows shrink to fit (staticSliceRows). 0 means
+	// DefaultMaxBatchBytes on the pure-Go backend, whose buffers are host
+	// memory, and DefaultXLAMaxBatchBytes on XLA backends; a negative value
+	// means no bound. Without a bound, the
 	// attention of a large batch of long prompts, quadratic in their length,
 	// outgrows the machine's memory.
 	MaxBatchBytes int64
@@ -118,6 +120,14 @@ func (s sampling) key() string {
 // costs about 8 % more CPU in the slices' decode loops (BENCHMARKS.md).
 const DefaultMaxBatchBytes = 2 << 30
 
+// DefaultXLAMaxBatchBytes is GenerateOptions.MaxBatchBytes when unset on an
+// XLA backend: 16 GiB, for GPUs of 40 GB and more that also hold a training
+// state. Unbounded, a GRPO rollout of 32 episodes of a Qwen3-1.7B-shaped
+// model with 2,048-token prompts asked for 14.9 GiB at once in one
+// prefill (H200, 2026-11-28); with this bound it runs as 4 batches of 8
+// (static shapes) or as many slices as fit.
+const DefaultXLAMaxBatchBytes = 16 << 30
+
 // Generate continues each prompt until a stop token or MaxNewTokens, all
 // prompts advancing together: one prefill over the (left-padded) prompts
 // fills a KV cache, then each step decodes one token for every sequence.
@@ -134,6 +144,9 @@ func (m *Model) Generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 	}
 	if opts.Temperatures != nil && len(opts.Temperatures) != len(prompts) {
 		return nil, fmt.Errorf("qwen3: %d temperatures for %d prompts", len(opts.Temperatures), len(prompts))
+	}
+	if opts.Static.Rows > 0 {
+		opts.Static.Rows = m.staticSliceRows(opts)
 	}
 	parts, err := m.batchParts(prompts, opts)
 	if err != nil {
@@ -216,18 +229,9 @@ func (m *Model) batchParts(prompts [][]int32, opts GenerateOptions) ([][]int, er
 // in one slice when they share their prefill. One slice holds at least one
 // distinct prompt, whatever its size.
 func (m *Model) batchSlices(prompts [][]int32, opts GenerateOptions) [][]int {
-	budget := opts.MaxBatchBytes
-	if budget == 0 && isGoBackend(m.backend) {
-		budget = DefaultMaxBatchBytes
-	}
-	if budget <= 0 {
-		budget = math.MaxInt64
-	}
+	budget := m.batchBudget(opts)
 	plen, smax := generationLengths(prompts, opts)
-	cfg := m.Config
-	// The prefill holds about four score-sized float32 tensors at once.
-	scoresPerPrompt := 4 * int64(cfg.NumAttentionHeads) * int64(plen) * int64(plen) * 4
-	cachePerRow := 2 * int64(cfg.NumHiddenLayers*cfg.NumKeyValueHeads*cfg.HeadDim) * int64(smax) * int64(m.DType.Size())
+	scoresPerPrompt, cachePerRow := m.generationBytes(plen, smax)
 	// Rows of the same prompt form a group: one prefill, one cache per row.
 	unique, sourceOf := distinctPrompts(prompts, len(prompts), opts.SharePrompts)
 	groups := make([][]int, len(unique))
@@ -256,6 +260,54 @@ func (m *Model) batchSlices(prompts [][]int32, opts GenerateOptions) [][]int {
 	return parts
 }
 
+// batchBudget is the memory bound of one generation batch:
+// opts.MaxBatchBytes, or the backend's default when 0 (DefaultMaxBatchBytes
+// on the pure-Go backend, DefaultXLAMaxBatchBytes on XLA); no bound
+// (MaxInt64) when negative.
+func (m *Model) batchBudget(opts GenerateOptions) int64 {
+	budget := opts.MaxBatchBytes
+	if budget == 0 {
+		budget = DefaultXLAMaxBatchBytes
+		if isGoBackend(m.backend) {
+			budget = DefaultMaxBatchBytes
+		}
+	}
+	if budget <= 0 {
+		budget = math.MaxInt64
+	}
+	return budget
+}
+
+// generationBytes estimates a generation's memory at prompt length plen and
+// cache length smax: the prefill's attention per prompt (about four
+// score-sized float32 tensors at once) and the KV cache per row.
+func (m *Model) generationBytes(plen, smax int) (scoresPerPrompt, cachePerRow int64) {
+	cfg := m.Config
+	scoresPerPrompt = 4 * int64(cfg.NumAttentionHeads) * int64(plen) * int64(plen) * 4
+	cachePerRow = 2 * int64(cfg.NumHiddenLayers*cfg.NumKeyValueHeads*cfg.HeadDim) * int64(smax) * int64(m.DType.Size())
+	return scoresPerPrompt, cachePerRow
+}
+
+// staticSliceRows is the rows of each generation batch with static shapes:
+// opts.Static.Rows, or fewer — the next smaller row bucket, again and again
+// — while a batch of that many distinct prompts at the static prompt length
+// would need more than the memory bound (batchBudget). It depends only on
+// the configuration and the static prompt length, so the programs stay few.
+func (m *Model) staticSliceRows(opts GenerateOptions) int {
+	budget := m.batchBudget(opts)
+	plen := opts.Static.PromptLength
+	scores, cache := m.generationBytes(plen, roundUp(plen+opts.MaxNewTokens, max(opts.LengthBucket, 1)))
+	rows := opts.Static.Rows
+	for rows > 1 && int64(rows)*(scores+cache) > budget {
+		next := BucketRows(rows / 2)
+		if next >= rows {
+			next = rows - 1
+		}
+		rows = next
+	}
+	return rows
+}
+
 // generationLengths are the prompt length and the KV-cache length of a
 // batch: its longest prompt, and that plus MaxNewTokens, each rounded up to
 // LengthBucket (default 64).
@@ -277,6 +329,56 @@ func generationLengths(prompts [][]int32, opts GenerateOptions) (plen, smax int)
 
 // generate is Generate for one batch.
 func (m *Model) generate(ctx context.Context, prompts [][]int32, opts GenerateOptions) (*Generation, error) {
+	d, err := m.startDecoding(prompts, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer d.free()
+	for step := 0; ; step++ {
+		live := d.gen.add(d.out, d.rowOf, opts, d.s.keepLogits, m.Config.VocabSize)
+		if live == 0 {
+			return d.gen, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := d.compactIfSparse(live); err != nil {
+			return nil, err
+		}
+		if err := d.growIfFull(step); err != nil {
+			return nil, err
+		}
+		if err := d.step(step); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// decoding is one generation batch between its decode steps.
+type decoding struct {
+	m      *Model
+	opts   GenerateOptions
+	s      sampling
+	decode *Exec
+	static bool
+	// plen is the prompt length, smax the longest the KV caches may grow,
+	// cacheLen their length now, grow their growth step (0: full from the
+	// start).
+	plen, smax, cacheLen, grow int
+	// out are the last step's outputs: sampled tokens, log-probs, RNG state,
+	// (logits), then the keys and values of every layer.
+	out        []*tensors.Tensor
+	promptMask *tensors.Tensor // [slots, plen]: each slot's real prompt tokens
+	lengths    []int           // each slot's prompt length
+	rowOf      []int           // each slot's sequence (−1: a padding slot)
+	temps      []float32       // each slot's temperature (per-row sampling only)
+	gen        *Generation
+}
+
+// startDecoding fixes the batch's shapes — rows rounded up (BucketRows),
+// prompt and cache lengths to the bucket, or the static ones — and runs the
+// prefill over the distinct prompts (all of them without SharePrompts).
+func (m *Model) startDecoding(prompts [][]int32, opts GenerateOptions) (*decoding, error) {
 	s := sampling{temperature: opts.Temperature, topK: opts.TopK, topP: opts.TopP, keepLogits: opts.keepLogits, perRow: opts.Temperatures != nil}
 	if s.topP >= 1 {
 		s.topP = 0
@@ -284,132 +386,154 @@ func (m *Model) generate(ctx context.Context, prompts [][]int32, opts GenerateOp
 	if s.perRow {
 		s.temperature = 0
 	}
-
-	// Shapes: batch rounded up (BucketRows), prompt and cache lengths to the bucket.
 	rows := len(prompts)
 	bsz := BucketRows(rows)
-	plen, smax := generationLengths(prompts, opts)
-	static := opts.Static.Rows > 0
-	if static {
+	d := &decoding{m: m, opts: opts, s: s, static: opts.Static.Rows > 0}
+	d.plen, d.smax = generationLengths(prompts, opts)
+	if d.static {
 		bsz = opts.Static.Rows
 	}
-	// The prefill runs over the distinct prompts (all of them without
-	// SharePrompts); sourceOf maps each of the bsz rows to its prompt.
+	// sourceOf maps each of the bsz rows to its prompt.
 	distinct, sourceOf := distinctPrompts(prompts, bsz, opts.SharePrompts)
 	padded := slices.Clone(distinct)
 	prefillRows := BucketRows(len(distinct))
-	if static {
+	if d.static {
 		prefillRows = bsz
 	}
 	for len(padded) < prefillRows {
 		padded = append(padded, []int32{opts.PadID})
 	}
-	batch := PadLeft(padded, opts.PadID, plen)
+	batch := PadLeft(padded, opts.PadID, d.plen)
 
 	// The caches start short and grow as the longest sequence needs
 	// (cacheGrowth): a decode step's attention costs as many positions as
 	// the caches hold, and most sequences stop long before MaxNewTokens.
-	cacheLen, grow := smax, m.cacheGrowth(opts)
-	if static {
-		grow = 0
+	d.cacheLen, d.grow = d.smax, m.cacheGrowth(opts)
+	if d.static {
+		d.grow = 0
 	}
-	if grow > 0 {
-		cacheLen = min(smax, plen+grow)
+	if d.grow > 0 {
+		d.cacheLen = min(d.smax, d.plen+d.grow)
 	}
-	prefill, decode, err := m.generationExecs(s, plen, cacheLen)
+	prefill, decode, err := m.generationExecs(s, d.plen, d.cacheLen)
 	if err != nil {
 		return nil, err
 	}
+	d.decode = decode
 	rng, err := RNGStateFromSeed(opts.Seed)
 	if err != nil {
 		return nil, err
 	}
-	// temps holds each slot's temperature (per-row sampling only).
-	var temps []float32
 	if s.perRow {
-		temps = make([]float32, bsz)
-		for r := range temps {
-			temps[r] = float32(opts.Temperatures[min(r, rows-1)])
+		d.temps = make([]float32, bsz)
+		for r := range d.temps {
+			d.temps[r] = float32(opts.Temperatures[min(r, rows-1)])
 		}
 	}
 	prefillArgs := []*tensors.Tensor{batch.IDs, batch.Mask, batch.Positions, tensors.FromFlatDataAndDimensions(sourceOf, bsz), rng}
 	if s.perRow {
-		prefillArgs = append(prefillArgs, tensors.FromFlatDataAndDimensions(temps, bsz))
+		prefillArgs = append(prefillArgs, tensors.FromFlatDataAndDimensions(d.temps, bsz))
 	}
-	out, err := m.call(prefill, prefillArgs...)
-	if err != nil {
+	defer freeTensors(prefillArgs) // uploaded for the prefill only
+	if d.out, err = m.call(prefill, prefillArgs...); err != nil {
 		return nil, err
 	}
-	L := m.Config.NumHiddenLayers
-	gen := &Generation{Tokens: make([][]int32, rows), LogProbs: make([][]float32, rows), Stopped: make([]bool, rows),
+	d.gen = &Generation{Tokens: make([][]int32, rows), LogProbs: make([][]float32, rows), Stopped: make([]bool, rows),
 		maxNew: opts.MaxNewTokens, batches: []int{bsz}}
-	promptMask, lengths := rowsOf(batch, sourceOf)
-	// rowOf maps each batch slot to its sequence (−1: a padding slot).
-	rowOf := make([]int, bsz)
-	for i := range rowOf {
-		rowOf[i] = -1
+	d.promptMask, d.lengths = rowsOf(batch, sourceOf)
+	d.rowOf = make([]int, bsz)
+	for i := range d.rowOf {
+		d.rowOf[i] = -1
 		if i < rows {
-			rowOf[i] = i
+			d.rowOf[i] = i
 		}
 	}
-	for step := 0; ; step++ {
-		live := gen.add(out, rowOf, opts, s.keepLogits, m.Config.VocabSize)
-		if live == 0 {
-			return gen, nil
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if smaller := 1 << bits.Len(uint(live-1)); !static && !opts.keepLogits && smaller <= len(rowOf)/2 {
-			// Most sequences have ended: go on with the live ones only, in a
-			// smaller batch (a sampling step costs as many rows as it has),
-			// of a power of two (few shapes to compile).
-			var keep []int32
-			if out, promptMask, lengths, rowOf, keep, err = m.compact(gen, out, promptMask, lengths, rowOf, smaller); err != nil {
-				return nil, err
-			}
-			if s.perRow {
-				kept := make([]float32, len(keep))
-				for i, slot := range keep {
-					kept[i] = temps[slot]
-				}
-				temps = kept
-			}
-			gen.batches = append(gen.batches, len(rowOf))
-		}
-		// Next step: feed the sampled tokens at their positions; the cache
-		// slot written is plen+step.
-		if plen+step == cacheLen {
-			grown := min(smax, cacheLen+grow)
-			if out, err = m.growCaches(out, grown); err != nil {
-				return nil, err
-			}
-			cacheLen = grown
-		}
-		b := len(rowOf)
-		positions := make([]int32, b)
-		for r := range positions {
-			positions[r] = int32(lengths[r] + step)
-		}
-		// The KV caches are donated: nothing reads them after this step, so
-		// the backend may update them in place instead of copying every
-		// layer's cache per generated token.
-		args := []any{out[0], tensors.FromFlatDataAndDimensions(positions, b), promptMask,
-			tensors.FromScalar(int32(plen + step)), out[2]}
-		for _, c := range out[len(out)-2*L:] {
-			d, err := Donate(c, m.backend)
-			if err != nil {
-				return nil, fmt.Errorf("qwen3: donate the KV cache: %w", err)
-			}
-			args = append(args, d)
-		}
-		if s.perRow {
-			args = append(args, tensors.FromFlatDataAndDimensions(temps, b))
-		}
-		if out, err = m.callAny(decode, args...); err != nil {
-			return nil, err
-		}
+	return d, nil
+}
+
+// free releases the batch's device memory — the last step's outputs, KV
+// caches included (a generation batch of a Qwen3-1.7B holds gigabytes) —
+// now rather than when Go's collector, which does not see device memory,
+// gets to it. Inputs donated to a step are gone already.
+func (d *decoding) free() {
+	freeTensors(d.out)
+	freeTensors([]*tensors.Tensor{d.promptMask})
+}
+
+// compactIfSparse goes on with the live sequences only, in a smaller batch
+// of a power of two (few shapes to compile), once at most half the slots
+// are live: a sampling step costs as many rows as it has. Not with static
+// shapes, nor when every step's logits are kept.
+func (d *decoding) compactIfSparse(live int) error {
+	smaller := 1 << bits.Len(uint(live-1))
+	if d.static || d.opts.keepLogits || smaller > len(d.rowOf)/2 {
+		return nil
 	}
+	var keep []int32
+	var err error
+	if d.out, d.promptMask, d.lengths, d.rowOf, keep, err = d.m.compact(d.gen, d.out, d.promptMask, d.lengths, d.rowOf, smaller); err != nil {
+		return err
+	}
+	if d.s.perRow {
+		kept := make([]float32, len(keep))
+		for i, slot := range keep {
+			kept[i] = d.temps[slot]
+		}
+		d.temps = kept
+	}
+	d.gen.batches = append(d.gen.batches, len(d.rowOf))
+	return nil
+}
+
+// growIfFull grows the KV caches when decode step `step` would write past
+// them (its slot is plen+step).
+func (d *decoding) growIfFull(step int) error {
+	if d.plen+step != d.cacheLen {
+		return nil
+	}
+	grown := min(d.smax, d.cacheLen+d.grow)
+	var err error
+	if d.out, err = d.m.growCaches(d.out, grown); err != nil {
+		return err
+	}
+	d.cacheLen = grown
+	return nil
+}
+
+// step feeds the sampled tokens at their positions and samples the next
+// ones. The KV caches are donated: nothing reads them after this step, so
+// the backend may update them in place instead of copying every layer's
+// cache per generated token.
+func (d *decoding) step(step int) error {
+	L := d.m.Config.NumHiddenLayers
+	b := len(d.rowOf)
+	positions := make([]int32, b)
+	for r := range positions {
+		positions[r] = int32(d.lengths[r] + step)
+	}
+	made := []*tensors.Tensor{tensors.FromFlatDataAndDimensions(positions, b), tensors.FromScalar(int32(d.plen + step))}
+	defer func() { freeTensors(made) }() // made grows below
+	args := []any{d.out[0], made[0], d.promptMask, made[1], d.out[2]}
+	for _, c := range d.out[len(d.out)-2*L:] {
+		donated, err := Donate(c, d.m.backend)
+		if err != nil {
+			return fmt.Errorf("qwen3: donate the KV cache: %w", err)
+		}
+		args = append(args, donated)
+	}
+	if d.s.perRow {
+		made = append(made, tensors.FromFlatDataAndDimensions(d.temps, b))
+		args = append(args, made[len(made)-1])
+	}
+	prev := d.out
+	out, err := d.m.callAny(d.decode, args...)
+	if err != nil {
+		d.out = prev[:len(prev)-2*L] // the caches were donated
+		return err
+	}
+	d.out = out
+	freeTensors(prev[:len(prev)-2*L]) // the step's tokens, log-probs, RNG state (and logits), read already
+	return nil
 }
 
 // compact moves the sequences still running into a batch of size b: the
@@ -458,6 +582,8 @@ func (m *Model) compact(gen *Generation, out []*tensors.Tensor, promptMask *tens
 	if err != nil {
 		return nil, nil, nil, nil, nil, fmt.Errorf("qwen3: compact the KV caches: %w", err)
 	}
+	freeTensors(out[len(out)-2*L:]) // the uncompacted caches
+	freeTensors([]*tensors.Tensor{out[0], out[1], promptMask})
 	head := []*tensors.Tensor{tensors.FromFlatDataAndDimensions(newTokens, b), nil, out[2]}
 	return append(head, caches...), tensors.FromFlatDataAndDimensions(newMask, b, s), newLengths, newRowOf, keep, nil
 }
@@ -630,6 +756,7 @@ func (m *Model) growCaches(out []*tensors.Tensor, s int) ([]*tensors.Tensor, err
 	if err != nil {
 		return nil, fmt.Errorf("qwen3: grow the KV caches to %d positions: %w", s, err)
 	}
+	freeTensors(out[len(out)-2*L:]) // the shorter caches
 	return append(slices.Clone(out[:len(out)-2*L]), caches...), nil
 }
 
@@ -796,4 +923,14 @@ func sample(s sampling, logits, rng, temps *Node) []*Node {
 func topKValues(x *Node, k int) *Node {
 	values, _ := TopK(x, k, -1)
 	return values
+}
+
+// freeTensors releases tensors' memory (device buffers included) now;
+// nil entries are skipped.
+func freeTensors(ts []*tensors.Tensor) {
+	for _, t := range ts {
+		if t != nil {
+			_ = t.FinalizeAll() // fails only for a backend's own error on release: nothing to do
+		}
+	}
 }

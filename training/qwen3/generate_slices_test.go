@@ -188,3 +188,53 @@ func TestStaticShapesCompileOnce(t *testing.T) {
 		t.Fatalf("a prompt of 33 tokens with a static length of 32: %v", err)
 	}
 }
+
+// TestStaticSliceRows: with static shapes, a batch whose rows would need
+// more than MaxBatchBytes at the static prompt length is generated in
+// batches of fewer rows — the next smaller row buckets, fixed by the
+// configuration — each greedy row getting the tokens it gets in one batch.
+func TestStaticSliceRows(t *testing.T) {
+	m := tinyModel(t, TinyConfig(128), dtypes.Float32)
+	// Static prompt length 32, cache roundUp(32+6, 16) = 48: attention
+	// 4 × 4 heads × 32² × 4 B = 65,536 B a row, cache 2 × 2 layers × 2 KV
+	// heads × 16 × 48 × 4 B = 24,576 B a row: 90,112 B a row.
+	const row = 90112
+	base := GenerateOptions{MaxNewTokens: 6, StopTokens: []int32{0}, LengthBucket: 16, Static: StaticShapes{Rows: 8, PromptLength: 32}}
+	for _, tc := range []struct {
+		budget int64
+		want   int
+	}{{0, 8}, {-1, 8}, {8 * row, 8}, {8*row - 1, 4}, {4*row - 1, 2}, {2*row - 1, 1}, {1, 1}} {
+		opts := base
+		opts.MaxBatchBytes = tc.budget
+		if got := m.staticSliceRows(opts); got != tc.want {
+			t.Errorf("budget %d: %d rows a batch, want %d", tc.budget, got, tc.want)
+		}
+	}
+	opts := base
+	opts.Static.Rows = 12
+	opts.MaxBatchBytes = 12*row - 1
+	if got := m.staticSliceRows(opts); got != 8 {
+		t.Errorf("12 rows, budget for 11: %d rows a batch, want 8", got)
+	}
+
+	ctx := context.Background()
+	prompts := [][]int32{{5, 6, 7, 8, 9}, {5, 6, 7, 1}, {3}, {9, 9, 2}, {4, 4}, {7}}
+	whole, err := m.Generate(ctx, prompts, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := base
+	small.MaxBatchBytes = 2 * row
+	sliced, err := m.Generate(ctx, prompts, small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(whole.batches, []int{8}) || !slices.Equal(sliced.batches, []int{2, 2, 2}) {
+		t.Fatalf("batches: %v in one, %v in slices; want [8] and [2 2 2]", whole.batches, sliced.batches)
+	}
+	for r := range prompts {
+		if !slices.Equal(whole.Tokens[r], sliced.Tokens[r]) {
+			t.Errorf("row %d: %v in one batch, %v in batches of 2", r, whole.Tokens[r], sliced.Tokens[r])
+		}
+	}
+}

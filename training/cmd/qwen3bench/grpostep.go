@@ -89,7 +89,7 @@ func grpoBenchConfig(o Options, dtype dtypes.DType, out string) (training.GRPOCo
 	cfg.NumGenerations, cfg.PerDeviceTrainBatchSize, cfg.GradientAccumulationSteps = o.GRPO.Generations, micro, episodes/micro
 	cfg.MaxSteps, cfg.LoggingSteps, cfg.SaveSteps = o.GRPO.Steps, 1, 0
 	cfg.MaxNewTokens, cfg.MaxCompletionLength, cfg.StepBudget = o.GRPO.MaxNewTokens, o.GRPO.MaxCompletion, o.GRPO.StepBudget
-	cfg.LengthBucket, cfg.LearningRate = o.GRPO.LengthBucket, 1e-5
+	cfg.LengthBucket, cfg.LearningRate, cfg.LossRows = o.GRPO.LengthBucket, 1e-5, o.GRPO.LossRows
 	cfg.SFTEnabled = false
 	return cfg, cfg.Validate()
 }

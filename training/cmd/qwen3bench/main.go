@@ -91,6 +91,7 @@ type GRPOOptions struct {
 	MaxNewTokens, MaxCompletion   int
 	StepBudget, LengthBucket      int
 	MicroBatch                    int
+	LossRows                      int
 	OutputDir                     string
 }
 
@@ -119,6 +120,7 @@ func parseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.IntVar(&o.GRPO.StepBudget, "step_budget", 4, "grpostep: actions per episode")
 	fs.IntVar(&o.GRPO.LengthBucket, "length_bucket", 256, "grpostep: length bucket (fewer XLA compilations when larger)")
 	fs.IntVar(&o.GRPO.MicroBatch, "micro_batch", 2, "grpostep: episodes per micro-batch (per_device_train_batch_size)")
+	fs.IntVar(&o.GRPO.LossRows, "loss_rows", 0, "grpostep: at most this many turn samples per loss forward+backward call (loss_rows; 0: a whole micro-batch)")
 	fs.StringVar(&o.GRPO.OutputDir, "output_dir", "", "grpostep: output directory (default: a temporary one)")
 	if err := fs.Parse(args); err != nil {
 		return o, err

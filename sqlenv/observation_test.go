@@ -2,8 +2,10 @@ package sqlenv
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // queryResult runs sql as a QUERY step of a fresh episode and returns the
@@ -28,6 +30,12 @@ func TestResultsAreUnambiguous(t *testing.T) {
 		{`SELECT zeroblob(3) AS z, x'00ff' AS h, CAST('text' AS BLOB) AS t`, "z | h | t", "1. x'000000' | x'00FF' | text"},
 		{"SELECT 'a' || char(0) || 'b' AS nul, 'x' || char(10) || 'y' AS nl, 'p' || char(9) || 'q' AS tab", "nul | nl | tab", `1. a\x00b | x\ny | p\tq`},
 		{`SELECT 1 AS "x | y", 2 AS "line` + "\n" + `break", 'a | b' AS v`, `x \| y | line\nbreak | v`, `1. 1 | 2 | a \| b`},
+		// A text that spells an escape against the character; texts that read
+		// as NULL or a blob, or start with a quote, quoted as SQL strings.
+		{`SELECT 'a\nb' AS lit, 'a' || char(10) || 'b' AS nl, 'C:\x' AS path`, "lit | nl | path", `1. a\\nb | a\nb | C:\\x`},
+		{`SELECT '''NULL''' AS q, x'41FF' AS blob, 'x''41FF''' AS txt`, "q | blob | txt", `1. '''NULL''' | x'41FF' | 'x''41FF'''`},
+		{"SELECT 'a' || char(8232) || 'b' AS ls, char(8238) || 'abc' AS rlo, 'z' || char(8203) || char(65279) AS zw", "ls | rlo | zw", `1. a\u{2028}b | \u{202E}abc | z\u{200B}\u{FEFF}`},
+		{"SELECT 'x' || char(133) || 'y' AS nel, 'p' || char(8233) AS ps, 'é' AS plain", "nel | ps | plain", `1. x\x85y | p\u{2029} | é`},
 	}
 	for _, c := range cases {
 		res, errText := queryResult(t, Config{}, c.sql)
@@ -46,6 +54,47 @@ func TestResultsAreUnambiguous(t *testing.T) {
 	_, rows := ParseResult(func() string { r, _ := queryResult(t, Config{}, `SELECT 'a | b' AS v, 1`); return r }())
 	if rows[0][0] != "a | b" {
 		t.Errorf("ParseResult does not undo the escape: %q", rows[0][0])
+	}
+	_, rows = ParseResult(func() string { r, _ := queryResult(t, Config{}, `SELECT 'a\|b' AS v, 1`); return r }())
+	if rows[0][0] != `a\|b` {
+		t.Errorf("ParseResult does not undo the escapes of a backslash and a bar: %q", rows[0][0])
+	}
+}
+
+// TestCellsTellValuesApart: no two different values of a class that looked
+// alike (texts with escapes, quotes, NULL, blob literals, separators,
+// invisible characters; NULL; blobs that are not text) render as the same
+// cell, and every
+// cell is one line without raw invisible or line-breaking characters.
+func TestCellsTellValuesApart(t *testing.T) {
+	parts := []string{"", "a", "NULL", "null", "'", "''", "x'41'", "X'", `\`, `\n`, "\n", "|", `\|`, " ", "\u2028", "\u0085", "\u200b", "\ufeff", "\u202e", "\xff", "é"}
+	seen := map[string]any{}
+	add := func(v any) {
+		c := cell(v, 0).text
+		if strings.Contains(c, "\n") || strings.Contains(c, " | ") {
+			t.Errorf("%q renders as %q: not one cell on one line", v, c)
+		}
+		for _, r := range c {
+			if r == 0x85 || r == 0x2028 || r == 0x2029 || r == 0x200b || r == 0xfeff || r == 0x202e {
+				t.Errorf("%q renders as %q: an invisible or line-breaking character shown raw", v, c)
+			}
+		}
+		// A blob that is valid text without control characters is shown as
+		// its text, on purpose: the same value to a reader.
+		if b, ok := v.([]byte); ok && utf8.Valid(b) && !hasControl(string(b)) {
+			v = string(b)
+		}
+		if prev, ok := seen[c]; ok && !reflect.DeepEqual(prev, v) {
+			t.Errorf("%q and %q both render as %q", prev, v, c)
+		}
+		seen[c] = v
+	}
+	add(nil)
+	for _, a := range parts {
+		for _, b := range parts {
+			add(a + b)
+			add([]byte(a + b))
+		}
 	}
 }
 
@@ -142,5 +191,24 @@ func TestHistoryLinesKeepTheSQL(t *testing.T) {
 	obs := step(t, e, Query, "SELECT name || 'NULL'\nFROM customer\tLIMIT 1")
 	if got := obs.ActionHistory[0]; got != "QUERY SELECT name || 'NULL' FROM customer LIMIT 1 → ok" {
 		t.Errorf("history line %q", got)
+	}
+}
+
+// TestTruncatedResultsSayAtLeast: a result whose reading stopped at the size
+// limit says how many rows it read as a lower bound ("at least"), not "more
+// than" — a single row larger than the limit may be the only one.
+func TestTruncatedResultsSayAtLeast(t *testing.T) {
+	for _, c := range []struct {
+		rows int
+		want string
+	}{{1, "(showing 1 of at least 1 row: the result is too large to read in full"}, {3, "(showing 3 of at least 3 rows: the result is too large to read in full"}} {
+		rows := make([][]any, c.rows)
+		for i := range rows {
+			rows[i] = []any{int64(i)}
+		}
+		got := renderRows([]string{"x"}, rows, c.rows, true, 10, 100, 0)
+		if !strings.Contains(got, c.want) {
+			t.Errorf("%d rows read before the limit: %q, want %q", c.rows, got, c.want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv/answer"
@@ -16,8 +17,10 @@ import (
 // rows there were. total is the row count when known exactly (else -1).
 //
 // Values are shown unambiguously (see cell): SQL NULL is NULL and the text
-// 'NULL' is quoted; line breaks, tabs and other control characters are
-// escaped (\n, \t, \x00); a "|" in a value or a column name is "\|", so the
+// 'NULL' is quoted, as are texts that look like blob literals or start with
+// a quote; line breaks, tabs, other control characters and invisible or
+// line-breaking Unicode characters are escaped (\n, \t, \x00, \u{2028}), a
+// backslash is "\\"; a "|" in a value or a column name is "\|", so the
 // columns always split on " | "; a blob that is not plain text is hex; a
 // value cut at cellWidth characters says how long it is. The whole
 // observation stays within budget characters (0: no limit): columns beyond
@@ -115,7 +118,11 @@ func renderRows(cols []string, rows [][]any, total int, truncated bool, maxRows,
 	budgetCut := shown < min(len(rows), maxRows) || shownCols < ncols || narrowed
 	switch {
 	case truncated:
-		fmt.Fprintf(&b, "(showing %d of more than %d rows: the result is too large to read in full", shown, len(rows))
+		rowsWord := "rows"
+		if len(rows) == 1 {
+			rowsWord = "row"
+		}
+		fmt.Fprintf(&b, "(showing %d of at least %d %s: the result is too large to read in full", shown, len(rows), rowsWord)
 	case total > shown || budgetCut:
 		fmt.Fprintf(&b, "(showing %d of %d rows", shown, max(total, len(rows)))
 	case total == 1:
@@ -149,9 +156,6 @@ func cell(v any, width int) shownCell {
 	blob := false // a text blob's length is given in bytes
 	switch x := v.(type) {
 	case string:
-		if strings.EqualFold(x, "NULL") {
-			return shownCell{text: "'" + x + "'"}
-		}
 		s = x
 	case []byte:
 		if !utf8.Valid(x) || hasControl(string(x)) {
@@ -165,6 +169,7 @@ func cell(v any, width int) shownCell {
 	default:
 		return shownCell{text: answer.FormatValue(v)}
 	}
+	quoted := needsQuotes(s)
 	full := 0
 	if width > 0 && len(s) > width {
 		full = utf8.RuneCountInString(s)
@@ -178,10 +183,23 @@ func cell(v any, width int) shownCell {
 		}
 	}
 	s = escapeCell(s)
+	if quoted {
+		s = "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	}
 	if full > 0 {
 		return shownCell{text: s + "…", cut: true, full: full}
 	}
 	return shownCell{text: s}
+}
+
+// needsQuotes reports whether a text would read as something else unquoted:
+// NULL (any case), a blob literal (x'…'), or a text that starts with a
+// quote (so that quoted cells are told from texts that have quotes).
+// Such texts are shown as SQL string literals, quotes inside doubled: the
+// text NULL as 'NULL'.
+func needsQuotes(s string) bool {
+	return strings.EqualFold(s, "NULL") || strings.HasPrefix(s, "'") ||
+		len(s) >= 2 && (s[0] == 'x' || s[0] == 'X') && s[1] == '\''
 }
 
 // hexBlob is a blob as an SQL literal, x'0A1B…', as answer.FormatValue
@@ -198,27 +216,46 @@ func hasControl(s string) bool {
 	return false
 }
 
-// escapeCell shows control characters as escapes and "|" as "\|".
+// escapeCell shows what would not read as itself on one line as escapes:
+// a backslash as "\\" (so that an escape is told from a text that spells
+// it), "|" as "\|", line breaks and tabs as \n, \r, \t, other C0 and C1
+// controls and DEL as \x00, bytes that are not UTF-8 as \xff, and the
+// characters that break or reorder lines or cannot be seen (Unicode's line
+// and paragraph separators and format characters: zero-width spaces,
+// bidirectional overrides, the byte-order mark) as \u{2028}.
 func escapeCell(s string) string {
-	if !hasControl(s) && !strings.Contains(s, "|") {
+	plain := true
+	for i := 0; i < len(s) && plain; i++ {
+		c := s[i]
+		plain = c >= 0x20 && c < 0x7f && c != '|' && c != '\\'
+	}
+	if plain {
 		return s
 	}
 	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '\n':
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\n':
 			b.WriteString(`\n`)
-		case c == '\r':
+		case r == '\r':
 			b.WriteString(`\r`)
-		case c == '\t':
+		case r == '\t':
 			b.WriteString(`\t`)
-		case c == '|':
+		case r == '|':
 			b.WriteString(`\|`)
-		case c < 0x20 || c == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, c)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp):
+			fmt.Fprintf(&b, `\u{%04X}`, r)
 		default:
-			b.WriteByte(c)
+			b.WriteString(s[i : i+n])
 		}
+		i += n
 	}
 	return b.String()
 }
@@ -324,11 +361,22 @@ func TableNames(schemaInfo string) []string {
 	return names
 }
 
-// splitCells splits a rendered line into its cells, with "\|" back to "|".
+// splitCells splits a rendered line into its cells, with "\|" back to "|"
+// and "\\" to "\".
 func splitCells(line string) []string {
 	cells := strings.Split(line, " | ")
 	for i, c := range cells {
-		cells[i] = strings.ReplaceAll(c, `\|`, "|")
+		if !strings.Contains(c, `\`) {
+			continue
+		}
+		var b strings.Builder
+		for j := 0; j < len(c); j++ {
+			if c[j] == '\\' && j+1 < len(c) && (c[j+1] == '|' || c[j+1] == '\\') {
+				j++
+			}
+			b.WriteByte(c[j])
+		}
+		cells[i] = b.String()
 	}
 	return cells
 }

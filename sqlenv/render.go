@@ -28,94 +28,26 @@ import (
 // single column too wide gets narrower cells); the last line says exactly
 // what was cut, so that the agent can narrow its query.
 func renderRows(cols []string, rows [][]any, total int, truncated bool, maxRows, cellWidth, budget int) string {
-	const noteRoom = 300 // the last line
-	ncols := len(cols)
-	shownCols := ncols
-	narrowed := false
-	header := make([]string, ncols)
-	for i, c := range cols {
-		header[i] = cell(c, cellWidth).text
-	}
 	if budget > 0 {
 		budget = max(budget, MinObservationChars)
-		// As many columns as let the header and the first row fit (one at
-		// least); a single column too wide for the budget gets narrower cells.
-		avail := budget - noteRoom
-		var first []string
-		if len(rows) > 0 {
-			first = make([]string, min(len(rows[0]), ncols))
-			for i := range first {
-				first[i] = cell(rows[0][i], cellWidth).text
-			}
-		}
-		cost := func(i int) int {
-			n := len(header[i]) + 3
-			if i < len(first) {
-				n += len(first[i]) + 3
-			}
-			return n
-		}
-		if ncols > 0 && cost(0) > avail {
-			cellWidth = max(8, (avail-16)/8) // 4 bytes a character at most, two cells
-			narrowed = true
-			for i, c := range cols {
-				header[i] = cell(c, cellWidth).text
-			}
-			for i := range first {
-				first[i] = cell(rows[0][i], cellWidth).text
-			}
-		}
-		used := 0
-		for i := range ncols {
-			used += cost(i)
-			if used > avail {
-				shownCols = max(i, 1)
-				break
-			}
-		}
 	}
+	lay := fitColumns(cols, rows, cellWidth, budget)
 	var b strings.Builder
-	b.WriteString(strings.Join(header[:shownCols], " | "))
+	b.WriteString(strings.Join(lay.header[:lay.shownCols], " | "))
 	b.WriteByte('\n')
-	cutCells, maxCellLen := 0, 0
-	shown := 0
-	var line []byte // one row, kept only if it fits
-	for i, r := range rows[:min(len(rows), maxRows)] {
-		line = strconv.AppendInt(line[:0], int64(i+1), 10)
-		line = append(line, ". "...)
-		rowCut, rowMax := 0, 0
-		for j, v := range r[:min(len(r), shownCols)] {
-			if j > 0 {
-				line = append(line, " | "...)
-			}
-			c := cell(v, cellWidth)
-			if c.cut {
-				rowCut++
-				rowMax = max(rowMax, c.full)
-			}
-			line = append(line, c.text...)
-		}
-		line = append(line, '\n')
-		if budget > 0 && b.Len()+len(line)+noteRoom > budget {
-			break
-		}
-		b.Write(line)
-		shown++
-		cutCells += rowCut
-		maxCellLen = max(maxCellLen, rowMax)
-	}
+	shown, cutCells, maxCellLen := writeRows(&b, rows, lay, maxRows, budget)
 	var what []string
-	if shownCols < ncols {
-		what = append(what, fmt.Sprintf("%d of %d columns", shownCols, ncols))
+	if lay.shownCols < len(cols) {
+		what = append(what, fmt.Sprintf("%d of %d columns", lay.shownCols, len(cols)))
 	}
 	if cutCells > 0 {
 		values := "values"
 		if cutCells == 1 {
 			values = "value"
 		}
-		what = append(what, fmt.Sprintf("%d %s cut at %d characters (the longest has %d)", cutCells, values, cellWidth, maxCellLen))
+		what = append(what, fmt.Sprintf("%d %s cut at %d characters (the longest has %d)", cutCells, values, lay.cellWidth, maxCellLen))
 	}
-	budgetCut := shown < min(len(rows), maxRows) || shownCols < ncols || narrowed
+	budgetCut := shown < min(len(rows), maxRows) || lay.shownCols < len(cols) || lay.narrowed
 	switch {
 	case truncated:
 		rowsWord := "rows"
@@ -138,6 +70,97 @@ func renderRows(cols []string, rows [][]any, total int, truncated bool, maxRows,
 	}
 	b.WriteByte(')')
 	return b.String()
+}
+
+// noteRoom is the room kept for a result's last line.
+const noteRoom = 300
+
+// resultLayout is how a result's columns are shown.
+type resultLayout struct {
+	header    []string // every column's name as shown
+	shownCols int      // the first shownCols columns are shown
+	cellWidth int      // values are cut at this many characters
+	narrowed  bool     // cellWidth was narrowed to fit the budget
+}
+
+// fitColumns keeps as many columns as let the header and the first row fit
+// the budget (one at least; 0: no limit); a single column too wide for the
+// budget gets narrower cells.
+func fitColumns(cols []string, rows [][]any, cellWidth, budget int) resultLayout {
+	ncols := len(cols)
+	lay := resultLayout{header: make([]string, ncols), shownCols: ncols, cellWidth: cellWidth}
+	for i, c := range cols {
+		lay.header[i] = cell(c, cellWidth).text
+	}
+	if budget <= 0 {
+		return lay
+	}
+	avail := budget - noteRoom
+	var first []string
+	if len(rows) > 0 {
+		first = make([]string, min(len(rows[0]), ncols))
+		for i := range first {
+			first[i] = cell(rows[0][i], cellWidth).text
+		}
+	}
+	cost := func(i int) int {
+		n := len(lay.header[i]) + 3
+		if i < len(first) {
+			n += len(first[i]) + 3
+		}
+		return n
+	}
+	if ncols > 0 && cost(0) > avail {
+		lay.cellWidth = max(8, (avail-16)/8) // 4 bytes a character at most, two cells
+		lay.narrowed = true
+		for i, c := range cols {
+			lay.header[i] = cell(c, lay.cellWidth).text
+		}
+		for i := range first {
+			first[i] = cell(rows[0][i], lay.cellWidth).text
+		}
+	}
+	used := 0
+	for i := range ncols {
+		used += cost(i)
+		if used > avail {
+			lay.shownCols = max(i, 1)
+			break
+		}
+	}
+	return lay
+}
+
+// writeRows writes at most maxRows numbered rows, each only if it fits the
+// budget with the last line, and returns how many it wrote, how many of
+// their values were cut and the longest cut value's length.
+func writeRows(b *strings.Builder, rows [][]any, lay resultLayout, maxRows, budget int) (shown, cutCells, maxCellLen int) {
+	var line []byte // one row, kept only if it fits
+	for i, r := range rows[:min(len(rows), maxRows)] {
+		line = strconv.AppendInt(line[:0], int64(i+1), 10)
+		line = append(line, ". "...)
+		rowCut, rowMax := 0, 0
+		for j, v := range r[:min(len(r), lay.shownCols)] {
+			if j > 0 {
+				line = append(line, " | "...)
+			}
+			c := cell(v, lay.cellWidth)
+			if c.cut {
+				rowCut++
+				rowMax = max(rowMax, c.full)
+			}
+			line = append(line, c.text...)
+		}
+		line = append(line, '\n')
+		if budget > 0 && b.Len()+len(line)+noteRoom > budget {
+			break
+		}
+		b.Write(line)
+		shown++
+		cutCells += rowCut
+		maxCellLen = max(maxCellLen, rowMax)
+	}
+	return shown, cutCells, maxCellLen
 }
 
 // shownCell is a value as a result shows it.

@@ -181,12 +181,12 @@ func TestGRPOStepFreesDeviceMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	rcfg := roller.cfg
-	rcfg.NumGenerations, rcfg.MaxNewTokens = 2, 16
+	rcfg.NumGenerations, rcfg.MaxNewTokens = 2, 8
 	if roller, err = NewRoller(model, byteTokenizer{}, newEnv, rcfg); err != nil {
 		t.Fatal(err)
 	}
 	cfg.NumGenerations, cfg.PerDeviceTrainBatchSize, cfg.GradientAccumulationSteps = 2, 1, 2
-	cfg.MaxNewTokens, cfg.StepBudget, cfg.Beta = 16, 2, 0
+	cfg.MaxNewTokens, cfg.StepBudget, cfg.Beta = 8, 1, 0
 	tr, err := NewGRPOTrainer(cfg, model, roller, ids, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -180,10 +180,11 @@ func TestMixedPrecisionUpdatesEveryWeight(t *testing.T) {
 
 // TestLearnerFreesWhatItReplaces: an optimizer step frees the device memory
 // of the state it replaces (the AdamW moments, the gradient sums, a
-// half-precision model's float32 master weights) at once instead of leaving
-// it to Go's garbage collector, which does not see device memory; it keeps
-// the model's weights, which others share (the GRPO reference model holds
-// the initial ones), and the next steps and a checkpoint still work.
+// half-precision model's float32 master weights, the model weights its
+// previous step installed) at once instead of leaving it to Go's garbage
+// collector, which does not see device memory; it keeps the weights it did
+// not make, which others share (the GRPO reference model holds the initial
+// ones), and the next steps and a checkpoint still work.
 func TestLearnerFreesWhatItReplaces(t *testing.T) {
 	backend, err := gobackend.New("")
 	if err != nil {
@@ -212,9 +213,14 @@ func TestLearnerFreesWhatItReplaces(t *testing.T) {
 			}
 		}
 	}
+	// The weights the Learner did not make stay (the GRPO reference model
+	// keeps the initial ones); those its previous step installed are freed.
 	for i := range initial {
-		if !initial[i].Ok() || !installed[i].Ok() {
-			t.Fatalf("model weight %d was freed: the model's weights are shared (the reference model keeps the initial ones)", i)
+		if !initial[i].Ok() {
+			t.Fatalf("initial model weight %d was freed: weights the Learner did not make are their owners'", i)
+		}
+		if installed[i].Ok() {
+			t.Fatalf("model weight %d installed by the first step still holds its memory after the second step replaced it", i)
 		}
 	}
 	// Gradients summed and then dropped are freed too.

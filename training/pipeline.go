@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -156,18 +157,46 @@ func (p *Pipeline) ConnectEnvServers(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if err := client.CheckServers(ctx, c.EnvServers, opts, p.envConfig(p.EpisodeQuestions())); err != nil {
-		if len(c.EnvServers) > 1 {
-			return fmt.Errorf("env_servers: %w", err)
-		}
+	servers, err := usableServers(c.EnvServers, client.CheckEachServer(ctx, c.EnvServers, opts, p.envConfig(p.EpisodeQuestions())))
+	if err != nil {
 		return err
 	}
-	pool, err := client.NewPool(c.EnvServers, opts)
+	pool, err := client.NewPool(servers, opts)
 	if err != nil {
 		return fmt.Errorf("env_servers: %w", err)
 	}
 	p.envServers = pool
 	return nil
+}
+
+// usableServers returns the servers whose check passed (errs: each
+// server's result). A server that does not answer is skipped with a
+// warning — it was not checked, so this run does not use it even if it
+// comes back — unless none answers; a server that answers but differs from
+// the run (questions, databases, rules, token) stops it.
+func usableServers(addrs []string, errs []error) ([]string, error) {
+	var ok []string
+	var down, wrong []error
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			ok = append(ok, addrs[i])
+		case client.IsUnreachable(err):
+			down = append(down, err)
+		default:
+			wrong = append(wrong, err)
+		}
+	}
+	switch {
+	case len(wrong) > 0:
+		return nil, fmt.Errorf("env_servers: %w", errors.Join(wrong...))
+	case len(ok) == 0:
+		return nil, fmt.Errorf("env_servers: no server answered: %w", errors.Join(down...))
+	}
+	for _, err := range down {
+		fmt.Fprintf(os.Stderr, "warning: env_servers: skipped (no answer at start; this run does not use it, restart the run to): %v\n", err)
+	}
+	return ok, nil
 }
 
 // Close releases the databases.

@@ -2,11 +2,15 @@ package training
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -167,4 +171,23 @@ func TestGRPOAgainstEnvServers(t *testing.T) {
 		t.Fatalf("the restarted server: %v", err)
 	}
 	env.Close()
+}
+
+// TestUsableServersSkipsServersDown: at start a server that does not answer
+// is skipped (the others are used), none answering stops the run naming
+// them, and a server that answers but differs stops it whatever the others.
+func TestUsableServersSkipsServersDown(t *testing.T) {
+	addrs := []string{"http://a:8000", "http://b:8000", "http://c:8000"}
+	down := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connect: connection refused")}
+	wrong := &client.MismatchError{Server: "http://c:8000", MissingCount: 3}
+	got, err := usableServers(addrs, []error{nil, fmt.Errorf("environment server http://b:8000: %w", down), nil})
+	if err != nil || !slices.Equal(got, []string{"http://a:8000", "http://c:8000"}) {
+		t.Errorf("one server down: %v, %v; want a and c", got, err)
+	}
+	if _, err := usableServers(addrs, []error{down, down, down}); err == nil || !strings.Contains(err.Error(), "no server answered") {
+		t.Errorf("every server down: %v; want an error saying none answered", err)
+	}
+	if _, err := usableServers(addrs, []error{nil, down, wrong}); err == nil || !errors.As(err, new(*client.MismatchError)) {
+		t.Errorf("a server that differs: %v; want its mismatch", err)
+	}
 }

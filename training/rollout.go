@@ -366,9 +366,7 @@ func (r *Roller) playBatch(ctx context.Context, questionIDs []string, temps []fl
 	if slices.ContainsFunc(temps, func(t float64) bool { return t > 0 }) {
 		r.calls++
 	}
-	gens := len(temps)
-	mixed := slices.ContainsFunc(temps, func(t float64) bool { return t != temps[0] })
-	live := make([]*liveEpisode, 0, len(questionIDs)*gens)
+	live, err := r.startEpisodes(ctx, questionIDs, temps, &stats)
 	defer func() {
 		for _, l := range live {
 			if l.env != nil {
@@ -376,25 +374,8 @@ func (r *Roller) playBatch(ctx context.Context, questionIDs []string, temps []fl
 			}
 		}
 	}()
-	for qi, id := range questionIDs {
-		for g := 0; g < gens; g++ {
-			l := &liveEpisode{ep: &Episode{QuestionID: id, Group: qi}, temperature: temps[g]}
-			live = append(live, l)
-			if l.dropped = live[len(live)-1-g].dropped; l.dropped { // an earlier episode of the group failed
-				l.done = true
-				stats.DroppedEpisodes++
-				continue
-			}
-			if err := r.withRecovery(ctx, l, &stats, nil); err != nil {
-				if ctx.Err() != nil {
-					return nil, stats, ctx.Err()
-				}
-				r.drop(live, l, err, &stats)
-				continue
-			}
-			l.ep.Initial = l.obs
-			l.history = []tokenizer.Message{{Role: "user", Content: FormatObservation(l.obs, r.cfg.MaxResultChars)}}
-		}
+	if err != nil {
+		return nil, stats, err
 	}
 	for turn := 0; ; turn++ {
 		var active []*liveEpisode
@@ -412,53 +393,9 @@ func (r *Roller) playBatch(ctx context.Context, questionIDs []string, temps []fl
 		if err := ctx.Err(); err != nil {
 			return nil, stats, err
 		}
-		prompts := make([][]int32, len(active))
-		var perEpisode []float64 // temperatures, when the episodes' differ
-		if mixed {
-			perEpisode = make([]float64, len(active))
+		if err := r.playTurn(ctx, live, active, temps, rows, turn, &stats); err != nil {
+			return nil, stats, err
 		}
-		for i, l := range active {
-			if mixed {
-				perEpisode[i] = l.temperature
-			}
-			p, err := r.prompt(l.history)
-			if err != nil {
-				return nil, stats, err
-			}
-			prompts[i] = p
-		}
-		opts := qwen3.GenerateOptions{
-			MaxNewTokens: r.cfg.MaxNewTokens, Temperature: temps[0], Temperatures: perEpisode, TopP: r.cfg.TopP, TopK: r.cfg.TopK,
-			Seed: r.cfg.Seed*1_000_003 + r.calls*10_007 + int64(turn), StopTokens: []int32{r.tok.EOS(), r.tok.PAD()},
-			PadID: r.tok.PAD(), LengthBucket: r.cfg.LengthBucket, SharePrompts: r.cfg.SharePrompts,
-			MaxBatchBytes: r.cfg.MaxBatchBytes,
-		}
-		if r.cfg.StaticShapes {
-			opts.Static = qwen3.StaticShapes{Rows: rows, PromptLength: r.staticPromptLength(prompts)}
-		}
-		gen, genSeconds, err := timedGenerate(ctx, r.gen, prompts, opts)
-		if err != nil {
-			return nil, stats, fmt.Errorf("rollout: generate (turn %d, %d episodes): %w", turn, len(active), err)
-		}
-		stats.GenerateCalls++
-		stats.GenerateSeconds += genSeconds
-		envStart := now()
-		for i, l := range active {
-			if l.dropped { // its group was dropped earlier in this turn
-				continue
-			}
-			if err := r.advance(ctx, l, prompts[i], gen.Tokens[i], gen.LogProbs[i], &stats); err != nil {
-				if ctx.Err() != nil {
-					return nil, stats, ctx.Err()
-				}
-				var ef *envFailure
-				if !errors.As(err, &ef) {
-					return nil, stats, err
-				}
-				r.drop(live, l, ef.err, &stats)
-			}
-		}
-		stats.EnvironmentSeconds += since(envStart)
 	}
 	episodes := make([]*Episode, 0, len(live))
 	for _, l := range live {
@@ -468,6 +405,90 @@ func (r *Roller) playBatch(ctx context.Context, questionIDs []string, temps []fl
 	}
 	stats.Episodes = len(episodes)
 	return episodes, stats, nil
+}
+
+// startEpisodes resets an environment for each of len(temps) episodes of
+// every question (a group), with its first observation as the history; a
+// group whose reset fails is dropped whole.
+func (r *Roller) startEpisodes(ctx context.Context, questionIDs []string, temps []float64, stats *RolloutStats) ([]*liveEpisode, error) {
+	gens := len(temps)
+	live := make([]*liveEpisode, 0, len(questionIDs)*gens)
+	for qi, id := range questionIDs {
+		for g := 0; g < gens; g++ {
+			l := &liveEpisode{ep: &Episode{QuestionID: id, Group: qi}, temperature: temps[g]}
+			live = append(live, l)
+			if l.dropped = live[len(live)-1-g].dropped; l.dropped { // an earlier episode of the group failed
+				l.done = true
+				stats.DroppedEpisodes++
+				continue
+			}
+			if err := r.withRecovery(ctx, l, stats, nil); err != nil {
+				if ctx.Err() != nil {
+					return live, ctx.Err()
+				}
+				r.drop(live, l, err, stats)
+				continue
+			}
+			l.ep.Initial = l.obs
+			l.history = []tokenizer.Message{{Role: "user", Content: FormatObservation(l.obs, r.cfg.MaxResultChars)}}
+		}
+	}
+	return live, nil
+}
+
+// playTurn generates the next action of every active episode in one
+// generation call and steps their environments; an episode whose
+// environment fails drops its group.
+func (r *Roller) playTurn(ctx context.Context, live, active []*liveEpisode, temps []float64, rows, turn int, stats *RolloutStats) error {
+	mixed := slices.ContainsFunc(temps, func(t float64) bool { return t != temps[0] })
+	prompts := make([][]int32, len(active))
+	var perEpisode []float64 // temperatures, when the episodes' differ
+	if mixed {
+		perEpisode = make([]float64, len(active))
+	}
+	for i, l := range active {
+		if mixed {
+			perEpisode[i] = l.temperature
+		}
+		p, err := r.prompt(l.history)
+		if err != nil {
+			return err
+		}
+		prompts[i] = p
+	}
+	opts := qwen3.GenerateOptions{
+		MaxNewTokens: r.cfg.MaxNewTokens, Temperature: temps[0], Temperatures: perEpisode, TopP: r.cfg.TopP, TopK: r.cfg.TopK,
+		Seed: r.cfg.Seed*1_000_003 + r.calls*10_007 + int64(turn), StopTokens: []int32{r.tok.EOS(), r.tok.PAD()},
+		PadID: r.tok.PAD(), LengthBucket: r.cfg.LengthBucket, SharePrompts: r.cfg.SharePrompts,
+		MaxBatchBytes: r.cfg.MaxBatchBytes,
+	}
+	if r.cfg.StaticShapes {
+		opts.Static = qwen3.StaticShapes{Rows: rows, PromptLength: r.staticPromptLength(prompts)}
+	}
+	gen, genSeconds, err := timedGenerate(ctx, r.gen, prompts, opts)
+	if err != nil {
+		return fmt.Errorf("rollout: generate (turn %d, %d episodes): %w", turn, len(active), err)
+	}
+	stats.GenerateCalls++
+	stats.GenerateSeconds += genSeconds
+	envStart := now()
+	defer func() { stats.EnvironmentSeconds += since(envStart) }()
+	for i, l := range active {
+		if l.dropped { // its group was dropped earlier in this turn
+			continue
+		}
+		if err := r.advance(ctx, l, prompts[i], gen.Tokens[i], gen.LogProbs[i], stats); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			var ef *envFailure
+			if !errors.As(err, &ef) {
+				return err
+			}
+			r.drop(live, l, ef.err, stats)
+		}
+	}
+	return nil
 }
 
 // envFailure is an environment error an episode could not recover from.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -59,22 +60,49 @@ func CheckServer(ctx context.Context, addr string, opts *Options, local sqlenv.C
 // CheckServers is CheckServer for several servers, checked at once: the
 // local digests are computed once; the errors are joined.
 func CheckServers(ctx context.Context, addrs []string, opts *Options, local sqlenv.Config) error {
+	return errors.Join(CheckEachServer(ctx, addrs, opts, local)...)
+}
+
+// CheckEachServer is CheckServers with one result per address (nil: the
+// server plays local's episodes), so that a caller can tell a server that
+// is down (IsUnreachable) from one that differs.
+func CheckEachServer(ctx context.Context, addrs []string, opts *Options, local sqlenv.Config) []error {
 	dir := local.DBDir
 	if local.Databases != nil {
 		dir = local.Databases.Dir()
 	}
 	var cache dataset.DigestCache
+	errs := make([]error, len(addrs))
 	digests, err := cache.Digests(local.Questions, func(db string) string { return sqlitedb.Path(dir, db) })
 	if err != nil {
-		return err
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
 	}
-	errs := make([]error, len(addrs))
 	var wg sync.WaitGroup
 	for i, addr := range addrs {
 		wg.Go(func() { errs[i] = checkServer(ctx, addr, opts, local, digests) })
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	return errs
+}
+
+// IsUnreachable reports whether err says that no server answered: the
+// connection was refused or timed out, the name did not resolve, or the
+// context ended first. A server that answered with an error (a protocol
+// error, a refusal, a mismatch) is reachable.
+func IsUnreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pe *Error
+	var me *MismatchError
+	if errors.As(err, &pe) || errors.As(err, &me) {
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // checkServer compares the server at addr with local, whose questions'

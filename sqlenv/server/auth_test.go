@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"github.com/coder/websocket"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -66,6 +68,7 @@ func TestOriginCheckOnHTTP(t *testing.T) {
 		"https://evil.example.com": 403,
 		"null":                     403,
 		"http://" + host:           200,
+		"https://" + host:          403, // another origin to a browser: the scheme differs
 		"https://lab.example.org":  200,
 		"":                         200,
 	} {
@@ -82,6 +85,37 @@ func TestOriginCheckOnHTTP(t *testing.T) {
 	// Reading is not state-changing.
 	if status, _, _ := request(t, "GET", hs.URL+"/metadata", map[string]string{"Origin": "https://evil.example.com"}, ""); status != 200 {
 		t.Errorf("GET /metadata from another origin: %d", status)
+	}
+}
+
+// TestOriginCheckOnWebSocket: a WebSocket upgrade from a browser page is
+// refused unless the page is of the server's own origin — scheme included —
+// or of an allowed host.
+func TestOriginCheckOnWebSocket(t *testing.T) {
+	_, hs := testServer(t, Config{WebSocketOriginPatterns: []string{"*.example.org"}})
+	host := strings.TrimPrefix(hs.URL, "http://")
+	ws := "ws://" + host + "/ws"
+	for origin, ok := range map[string]bool{
+		"http://" + host:           true,
+		"https://" + host:          false,
+		"https://evil.example.com": false,
+		"https://lab.example.org":  true,
+		"":                         true,
+	} {
+		h := http.Header{}
+		if origin != "" {
+			h.Set("Origin", origin)
+		}
+		conn, resp, err := websocket.Dial(context.Background(), ws, &websocket.DialOptions{HTTPHeader: h})
+		if conn != nil {
+			conn.CloseNow()
+		}
+		if ok && err != nil {
+			t.Errorf("WebSocket from origin %q: %v, want it accepted", origin, err)
+		}
+		if !ok && (err == nil || resp == nil || resp.StatusCode != http.StatusForbidden) {
+			t.Errorf("WebSocket from origin %q: err %v, want 403", origin, err)
+		}
 	}
 }
 

@@ -109,6 +109,20 @@ func TestHTTPBadInput(t *testing.T) {
 		})
 	}
 
+	// A long bad value is echoed at most ~500 bytes in all (the message
+	// quotes 64, the validation problem repeats the message and echoes 200).
+	long := strings.Repeat("~", 3000) // within the 4 KiB body limit
+	for _, c := range []struct{ name, method, path, body string }{
+		{"long unknown question", "POST", "/reset", `{"question_id": "` + long + `"}`},
+		{"long unknown field", "POST", "/step", `{"action": {"action_type": "QUERY", "` + long + `": 1}}`},
+		{"long action type", "POST", "/step", `{"action": {"action_type": "` + long + `", "argument": "t"}}`},
+	} {
+		_, _, body := request(t, c.method, u+c.path, with, c.body)
+		if n := strings.Count(string(body), "~"); n == 0 || n > 500 {
+			t.Errorf("%s: the error echoes %d bytes of the value (want 1-500): %.300s", c.name, n, body)
+		}
+	}
+
 	// The session is where it was: no step was taken by the bad requests.
 	status, _, body = request(t, "GET", u+"/state", with, "")
 	if status != 200 || !strings.Contains(string(body), `"step_count":0`) {

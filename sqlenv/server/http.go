@@ -84,7 +84,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		if !s.hostAllowed(r.Host) {
 			s.writeError(w, r, errorf(CodeForbidden, "host %s is not served here (a name that is not loopback could be DNS rebinding): start the server with --allowed-hosts %s",
-				strconv.Quote(truncate(r.Host, 200)), hostName(truncate(r.Host, 200))))
+				strconv.Quote(truncate(r.Host, maxQuoted)), hostName(truncate(r.Host, maxQuoted))))
 			return
 		}
 		health := (r.Method == http.MethodGet || r.Method == http.MethodHead) && r.URL.Path == "/health"
@@ -96,8 +96,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
-			if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin, r.Host) {
-				s.writeError(w, r, errorf(CodeForbidden, "requests from pages of origin %q are not allowed (see --allow-origins)", truncate(origin, 200)))
+			if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin, r) {
+				s.writeError(w, r, errorf(CodeForbidden, "requests from pages of origin %q are not allowed (see --allow-origins)", truncate(origin, maxQuoted)))
 				return
 			}
 		}
@@ -143,14 +143,16 @@ func hostName(host string) string {
 	return strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
 }
 
-// originAllowed reports whether a browser page of origin may change state:
-// it is the server's own host, or its host matches an allowed pattern.
-func (s *Server) originAllowed(origin, host string) bool {
+// originAllowed reports whether a browser page of origin may change state
+// or open a WebSocket: it is the server's own origin (the request's scheme
+// and host: a page served over https is another origin than this http
+// server, as browsers see it), or its host matches an allowed pattern.
+func (s *Server) originAllowed(origin string, r *http.Request) bool {
 	u, err := url.Parse(origin)
 	if err != nil || u.Host == "" {
 		return false
 	}
-	if strings.EqualFold(u.Host, host) {
+	if strings.EqualFold(u.Host, r.Host) && strings.EqualFold(u.Scheme, s.scheme(r)) {
 		return true
 	}
 	for _, p := range s.cfg.WebSocketOriginPatterns {
@@ -159,6 +161,20 @@ func (s *Server) originAllowed(origin, host string) bool {
 		}
 	}
 	return false
+}
+
+// scheme is the scheme a client used to reach the server: https over TLS,
+// the first X-Forwarded-Proto when a trusted proxy sends it (the proxy
+// ended TLS), else http.
+func (s *Server) scheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	if p := r.Header.Get("X-Forwarded-Proto"); p != "" && s.trusted(peerIP(r)) {
+		first, _, _ := strings.Cut(p, ",")
+		return strings.ToLower(strings.TrimSpace(first))
+	}
+	return "http"
 }
 
 // peerIP is the address of a request's TCP peer (its IP, without the port).
@@ -286,10 +302,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) (map[string]js
 		return nil, errorf(CodeTooLarge, "request body of %d bytes is larger than %d", r.ContentLength, max)
 	}
 	if r.ContentLength != 0 && !isJSONType(r.Header.Get("Content-Type")) {
-		return nil, errorf(CodeMediaType, "Content-Type %q is not application/json", truncate(r.Header.Get("Content-Type"), 200))
+		return nil, errorf(CodeMediaType, "Content-Type %q is not application/json", truncate(r.Header.Get("Content-Type"), maxQuoted))
 	}
 	if enc := strings.TrimSpace(r.Header.Get("Content-Encoding")); enc != "" && !strings.EqualFold(enc, "identity") {
-		return nil, errorf(CodeMediaType, "Content-Encoding %q is not supported: send the JSON body uncompressed", truncate(enc, 100))
+		return nil, errorf(CodeMediaType, "Content-Encoding %q is not supported: send the JSON body uncompressed", truncate(enc, maxQuoted))
 	}
 	// A body trickling in holds a connection: it must arrive in BodyTimeout.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(s.cfg.BodyTimeout))

@@ -143,7 +143,7 @@ func (s *Server) mcp(ctx context.Context, m map[string]json.RawMessage, client s
 	case "sqlenv/reset":
 		return s.mcpReset(ctx, id, params, wsSess), true
 	}
-	return rpcFail(id, rpcMethodNotFound, "Method not found: "+truncate(method, 200)), true
+	return rpcFail(id, rpcMethodNotFound, "Method not found: "+truncate(method, maxQuoted)), true
 }
 
 // mcpProtocolVersions are the MCP revisions whose lifecycle and tool
@@ -258,7 +258,7 @@ func toolAction(name string, args map[string]any) (sqlenv.Action, *toolProblem) 
 		}
 		return sqlenv.Action{ActionType: sqlenv.ActionType(strings.ToUpper(name)), Argument: arg}, nil
 	}
-	return sqlenv.Action{}, &toolProblem{"tool_not_found", "Tool not found: " + truncate(name, 200) + " (tools: describe, sample, query, answer)"}
+	return sqlenv.Action{}, &toolProblem{"tool_not_found", "Tool not found: " + truncate(name, maxQuoted) + " (tools: describe, sample, query, answer)"}
 }
 
 // mcpCallTool answers tools/call: one action (the tool's name) with its

@@ -36,11 +36,11 @@ func decodeMCPAction(m map[string]json.RawMessage, loc []any) (*mcpAction, *Erro
 	rawType := m["type"]
 	var kind string
 	if json.Unmarshal(rawType, &kind) != nil || mcpActionFields[kind] == nil {
-		return nil, invalid("literal_error", at(loc, "type"), rawType, `action.type must be "list_tools" or "call_tool" (OpenEnv's MCP actions), got %s; an environment action has action_type and argument instead`, truncate(string(rawType), 100))
+		return nil, invalid("literal_error", at(loc, "type"), rawType, `action.type must be "list_tools" or "call_tool" (OpenEnv's MCP actions), got %s; an environment action has action_type and argument instead`, truncate(string(rawType), maxQuoted))
 	}
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(mcpActionFields[kind], k) {
-			return nil, invalid("extra_forbidden", at(loc, k), m[k], "action: unknown field %q in a %s action (allowed: %s)", truncate(k, 100), kind, strings.Join(mcpActionFields[kind], ", "))
+			return nil, invalid("extra_forbidden", at(loc, k), m[k], "action: unknown field %q in a %s action (allowed: %s)", truncate(k, maxQuoted), kind, strings.Join(mcpActionFields[kind], ", "))
 		}
 	}
 	a := &mcpAction{kind: kind}

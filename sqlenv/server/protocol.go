@@ -46,6 +46,7 @@ type (
 const (
 	maxMessageLen = protocol.MaxMessageLen
 	maxInputBytes = protocol.MaxInputBytes
+	maxQuoted     = protocol.MaxQuotedBytes // what an error message quotes of a client's input
 )
 
 var (

@@ -400,7 +400,7 @@ func (s *Server) expireLoop() {
 func (s *Server) checkQuestion(opts sqlenv.ResetOptions) *Error {
 	if opts.QuestionID != "" && s.questionIDs != nil && !s.questionIDs[opts.QuestionID] {
 		id, _ := json.Marshal(opts.QuestionID)
-		return invalid("value_error", []any{"body", "question_id"}, id, "unknown question_id %q", truncate(opts.QuestionID, 200))
+		return invalid("value_error", []any{"body", "question_id"}, id, "unknown question_id %q", truncate(opts.QuestionID, maxQuoted))
 	}
 	return nil
 }

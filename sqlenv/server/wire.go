@@ -144,7 +144,7 @@ func decodeActionFields(m map[string]json.RawMessage, raw json.RawMessage, loc [
 	var a sqlenv.Action
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if !slices.Contains(actionFields, k) {
-			return a, invalid("extra_forbidden", at(loc, k), m[k], "action: unknown field %q (allowed: %s)", truncate(k, 100), strings.Join(actionFields, ", "))
+			return a, invalid("extra_forbidden", at(loc, k), m[k], "action: unknown field %q (allowed: %s)", truncate(k, maxQuoted), strings.Join(actionFields, ", "))
 		}
 	}
 	t, ok, e := stringField(m, loc, "action.", "action_type", 0)
@@ -155,7 +155,7 @@ func decodeActionFields(m map[string]json.RawMessage, raw json.RawMessage, loc [
 		return a, invalid("missing", at(loc, "action_type"), raw, "action.action_type is required")
 	}
 	if !validActionType(t) {
-		return a, invalid("literal_error", at(loc, "action_type"), m["action_type"], "action.action_type %q is not one of DESCRIBE, SAMPLE, QUERY, ANSWER", truncate(t, 100))
+		return a, invalid("literal_error", at(loc, "action_type"), m["action_type"], "action.action_type %q is not one of DESCRIBE, SAMPLE, QUERY, ANSWER", truncate(t, maxQuoted))
 	}
 	arg, ok, e := stringField(m, loc, "action.", "argument", 0)
 	if e != nil {

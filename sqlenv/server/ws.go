@@ -190,6 +190,11 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, d wsDialect) {
 		websocket.Accept(w, r, nil)
 		return
 	}
+	// coder/websocket's own check compares the origin's host only.
+	if origin := r.Header.Get("Origin"); origin != "" && !s.originAllowed(origin, r) {
+		s.writeError(w, r, errorf(CodeForbidden, "WebSocket connections from pages of origin %q are not allowed (see --allow-origins)", truncate(origin, maxQuoted)))
+		return
+	}
 	// As OpenEnv's server does, the upgrade is accepted before the session
 	// is made: a full server answers with an error message
 	// (CAPACITY_REACHED) that OpenEnv's client reads, then closes the
@@ -209,11 +214,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, d wsDialect) {
 	conn.SetReadLimit(16 * s.cfg.MaxMessageBytes)
 	c := sess.ws
 	code, reason := websocket.StatusNormalClosure, ""
-	// Messages are read by a goroutine of their own, up to 8 ahead, so that
-	// a connection that drops (or closes) while a step runs cancels the step
-	// (as an HTTP client's disconnect does) instead of letting it run on.
-	// Its context ends only after the close handshake: coder/websocket drops
-	// a connection whose read is cancelled, which would cut the handshake.
+	// Messages are read ahead by a goroutine of their own (readWS), whose
+	// context ends only after the close handshake: coder/websocket drops a
+	// connection whose read is cancelled, which would cut the handshake.
 	ctx, cancel := context.WithCancel(s.baseCtx)
 	defer func() {
 		c.finish(code, reason)
@@ -231,11 +234,21 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, d wsDialect) {
 			return
 		}
 	}
-	type incoming struct {
-		data   []byte
-		tooBig bool
-	}
-	next := make(chan incoming, 8)
+	s.answerWS(ctx, conn, sess, d, s.readWS(ctx, cancel, conn, sess))
+}
+
+// wsIncoming is one message a WebSocket client sent.
+type wsIncoming struct {
+	data   []byte
+	tooBig bool // larger than MaxMessageBytes (data is empty)
+}
+
+// readWS reads conn's messages in a goroutine of its own, up to 8 ahead, so
+// that a connection that drops (or closes) while a step runs cancels the
+// step (cancel), as an HTTP client's disconnect does, instead of letting it
+// run on. The channel closes when the client is gone or ctx ends.
+func (s *Server) readWS(ctx context.Context, cancel context.CancelFunc, conn *websocket.Conn, sess *session) <-chan wsIncoming {
+	next := make(chan wsIncoming, 8)
 	go func() {
 		defer close(next)
 		for {
@@ -248,24 +261,31 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request, d wsDialect) {
 				return
 			}
 			select {
-			case next <- incoming{data, tooBig}:
+			case next <- wsIncoming{data, tooBig}:
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
+	return next
+}
+
+// answerWS answers each message in turn (the dialect's handler) until the
+// messages end, a write fails, the session is closing or the handler says
+// stop.
+func (s *Server) answerWS(ctx context.Context, conn *websocket.Conn, sess *session, d wsDialect, next <-chan wsIncoming) {
+	c := sess.ws
 	for in := range next {
-		data, tooBig := in.data, in.tooBig
 		if !c.begin() {
 			return
 		}
 		sess.touch(time.Now())
 		var reply any
 		stop := false
-		if tooBig {
+		if in.tooBig {
 			reply = d.failure(errorf(CodeTooLarge, "message larger than %d bytes", s.cfg.MaxMessageBytes))
 		} else {
-			reply, stop = d.handle(ctx, sess, data)
+			reply, stop = d.handle(ctx, sess, in.data)
 		}
 		if reply != nil {
 			if err := s.writeWS(ctx, conn, reply); err != nil {
@@ -352,7 +372,7 @@ func (s *Server) handleMessage(ctx context.Context, sess *session, data []byte) 
 	}
 	for k := range m {
 		if !wsMessageFields[k] {
-			return s.wsError(invalid("extra_forbidden", []any{k}, m[k], "unknown field %q in a %s message", truncate(k, 100), typ)), false
+			return s.wsError(invalid("extra_forbidden", []any{k}, m[k], "unknown field %q in a %s message", truncate(k, maxQuoted), typ)), false
 		}
 	}
 	switch typ {

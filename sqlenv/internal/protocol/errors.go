@@ -121,9 +121,23 @@ type problem struct {
 // Invalid is a VALIDATION_ERROR about the value input at loc.
 func Invalid(typ string, loc []any, input json.RawMessage, format string, args ...any) *Error {
 	e := Errorf(CodeValidation, format, args...)
-	e.problems = []problem{{Type: typ, Loc: loc, Msg: e.Message, Input: boundedInput(input)}}
+	bounded := make([]any, len(loc))
+	for i, l := range loc {
+		if s, ok := l.(string); ok {
+			l = Truncate(s, MaxQuotedBytes) // a field name is the client's input too
+		}
+		bounded[i] = l
+	}
+	e.problems = []problem{{Type: typ, Loc: bounded, Msg: e.Message, Input: boundedInput(input)}}
 	return e
 }
+
+// MaxQuotedBytes bounds what an error quotes of a client's input in its
+// message and location (a question id, a header, a field name): the error
+// also echoes the input itself (up to MaxInputBytes) and repeats its message
+// in the validation problem, so one bad value costs at most ~3 × 64 + 200
+// bytes of the reply.
+const MaxQuotedBytes = 64
 
 // MaxInputBytes bounds the input an error echoes: FastAPI echoes it whole,
 // which for a 1 MB argument makes a 1 MB error.

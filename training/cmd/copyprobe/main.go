@@ -149,18 +149,7 @@ func run(ctx context.Context, args []string) error {
 	start := time.Now()
 	var loss float64
 	for s := range *steps {
-		samples := make([]training.Sample, *batch)
-		for i := range samples {
-			p := newProbe(train)
-			prompt, completion := tk.Encode(p.prompt), tk.Encode(p.completion)
-			ids := append(prompt, completion...)
-			mask := make([]int32, len(ids))
-			for k := len(prompt); k < len(ids); k++ {
-				mask[k] = 1
-			}
-			samples[i] = training.Sample{IDs: ids, Mask: mask, LogProbs: make([]float32, len(ids))}
-		}
-		res, err := learner.NLLStep(samples, 1, 32, optim.LinearSchedule(*lr, s, 0, *steps))
+		res, err := learner.NLLStep(probeSamples(train, tk, *batch), 1, 32, optim.LinearSchedule(*lr, s, 0, *steps))
 		if err != nil {
 			return err
 		}
@@ -210,4 +199,21 @@ func measure(ctx context.Context, model *qwen3.Model, tk *tokenizer.Tokenizer, t
 func mustDecode(tk *tokenizer.Tokenizer, ids []int32) string {
 	s, _ := tk.Decode(ids, true)
 	return s
+}
+
+// probeSamples draws n training samples: a probe's prompt, then its
+// completion, the only tokens trained.
+func probeSamples(rng *rand.Rand, tk *tokenizer.Tokenizer, n int) []training.Sample {
+	samples := make([]training.Sample, n)
+	for i := range samples {
+		p := newProbe(rng)
+		prompt, completion := tk.Encode(p.prompt), tk.Encode(p.completion)
+		ids := append(prompt, completion...)
+		mask := make([]int32, len(ids))
+		for k := len(prompt); k < len(ids); k++ {
+			mask[k] = 1
+		}
+		samples[i] = training.Sample{IDs: ids, Mask: mask, LogProbs: make([]float32, len(ids))}
+	}
+	return samples
 }

@@ -179,24 +179,11 @@ func run(ctx context.Context, args []string) error {
 	// pre-training cut into several runs reports its whole time.
 	earlier := readSeconds(filepath.Join(o.workDir, wallFile))
 	defer func() { writeSeconds(filepath.Join(o.workDir, wallFile), earlier+time.Since(start).Seconds()) }()
-	paths, err := bundled.EnsureAt(ctx, filepath.Join(o.workDir, "data"))
+	p, cfg, err := prepare(ctx, o)
+	if p != nil {
+		defer p.Close()
+	}
 	if err != nil {
-		return err
-	}
-	cfg := Config(o, paths)
-	p, err := training.OpenData(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	fmt.Fprintf(os.Stderr, "work directory %s (run the same command again to continue after an interruption)\n", o.workDir)
-	fmt.Fprintf(os.Stderr, "generating %d instances of %d databases…\n", o.instances, len(o.databases))
-	data := training.PretrainData{Databases: o.databases, Instances: o.instances, PerInstance: o.perInstance, Seed: o.seed, Renamed: o.renamed, Reworded: o.reworded}
-	if p.Pretrain, err = p.PretrainQuestions(ctx, data); err != nil {
-		return err
-	}
-	p.TokenizerPattern, p.PretrainLoss, p.TinyHeads = training.TinyTokenizerPattern, training.PretrainLoss(o.loss), o.heads
-	if err := p.LoadModel(ctx); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "pre-training a %d-parameter model on %d questions of %d instances of %v (none of the bundled dataset's questions), %d epochs\n",
@@ -217,35 +204,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	summary := []string{}
-	for _, split := range []string{training.SplitHeldout, training.SplitUnseen} {
-		r, err := p.EvaluateSplit(ctx, "base", split)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(os.Stderr, "base on %-17s %s\n", split+":", r)
-		summary = append(summary, fmt.Sprintf("%s %s", split, r))
-	}
-	prov := tinybase.Provenance{
-		Command:   commandLine(o),
-		GitCommit: gitCommit(),
-		Created:   time.Now().UTC().Format(time.RFC3339),
-		Machine:   machine(),
-		Databases: o.databases, Difficulties: cfg.DifficultyFilter,
-		Instances: o.instances, PerInstance: o.perInstance, Renamed: o.renamed, Reworded: o.reworded, Loss: o.loss,
-		Questions: res.Questions, Samples: res.Samples,
-		Epochs: o.epochs, LearningRate: o.learningRate, BatchSize: o.batchSize, Seed: o.seed, LengthGroupBatches: o.lengthGroupBatches,
-		FinalLoss: res.FinalLoss,
-		Excluded: fmt.Sprintf("every question of the bundled dataset (version %s), the first %d generated held-out questions and the first %d generated training questions of each training database (heldout_generated, train_generated), by gold SQL and text before any renaming or rewording; the evaluation databases entirely",
-			bundled.Version, training.HeldoutReserve, training.TrainReserve),
-		Evaluation:  strings.Join(summary, "; "),
-		WallSeconds: earlier + time.Since(start).Seconds(),
-	}
-	if err := p.SaveBaseModel(o.outputDir, prov); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "wrote %s in %.0f s\n", o.outputDir, time.Since(start).Seconds())
-	return nil
+	return evaluateAndSave(ctx, p, o, cfg, res, earlier, start)
 }
 
 // wallFile, in the work directory, holds the seconds of the runs so far.
@@ -325,4 +284,62 @@ func machine() string {
 	}
 	cpu += simd
 	return fmt.Sprintf("%s, %d threads (GOMAXPROCS), %s/%s", cpu, runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
+}
+
+// prepare makes the run's pipeline: the bundled data under the work
+// directory, the generated pre-training questions and the fresh model.
+func prepare(ctx context.Context, o options) (*training.Pipeline, training.GRPOConfig, error) {
+	paths, err := bundled.EnsureAt(ctx, filepath.Join(o.workDir, "data"))
+	if err != nil {
+		return nil, training.GRPOConfig{}, err
+	}
+	cfg := Config(o, paths)
+	p, err := training.OpenData(ctx, cfg)
+	if err != nil {
+		return nil, cfg, err
+	}
+	fmt.Fprintf(os.Stderr, "work directory %s (run the same command again to continue after an interruption)\n", o.workDir)
+	fmt.Fprintf(os.Stderr, "generating %d instances of %d databases…\n", o.instances, len(o.databases))
+	data := training.PretrainData{Databases: o.databases, Instances: o.instances, PerInstance: o.perInstance, Seed: o.seed, Renamed: o.renamed, Reworded: o.reworded}
+	if p.Pretrain, err = p.PretrainQuestions(ctx, data); err != nil {
+		return p, cfg, err
+	}
+	p.TokenizerPattern, p.PretrainLoss, p.TinyHeads = training.TinyTokenizerPattern, training.PretrainLoss(o.loss), o.heads
+	return p, cfg, p.LoadModel(ctx)
+}
+
+// evaluateAndSave evaluates the pre-trained base on the held-out and unseen
+// splits and writes it to the output directory with its provenance (the
+// wall time of all the runs on the work directory: earlier seconds, and
+// this run's since start).
+func evaluateAndSave(ctx context.Context, p *training.Pipeline, o options, cfg training.GRPOConfig, res training.PretrainResult, earlier float64, start time.Time) error {
+	summary := []string{}
+	for _, split := range []string{training.SplitHeldout, training.SplitUnseen} {
+		r, err := p.EvaluateSplit(ctx, "base", split)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "base on %-17s %s\n", split+":", r)
+		summary = append(summary, fmt.Sprintf("%s %s", split, r))
+	}
+	prov := tinybase.Provenance{
+		Command:   commandLine(o),
+		GitCommit: gitCommit(),
+		Created:   time.Now().UTC().Format(time.RFC3339),
+		Machine:   machine(),
+		Databases: o.databases, Difficulties: cfg.DifficultyFilter,
+		Instances: o.instances, PerInstance: o.perInstance, Renamed: o.renamed, Reworded: o.reworded, Loss: o.loss,
+		Questions: res.Questions, Samples: res.Samples,
+		Epochs: o.epochs, LearningRate: o.learningRate, BatchSize: o.batchSize, Seed: o.seed, LengthGroupBatches: o.lengthGroupBatches,
+		FinalLoss: res.FinalLoss,
+		Excluded: fmt.Sprintf("every question of the bundled dataset (version %s), the first %d generated held-out questions and the first %d generated training questions of each training database (heldout_generated, train_generated), by gold SQL and text before any renaming or rewording; the evaluation databases entirely",
+			bundled.Version, training.HeldoutReserve, training.TrainReserve),
+		Evaluation:  strings.Join(summary, "; "),
+		WallSeconds: earlier + time.Since(start).Seconds(),
+	}
+	if err := p.SaveBaseModel(o.outputDir, prov); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "wrote %s in %.0f s\n", o.outputDir, time.Since(start).Seconds())
+	return nil
 }

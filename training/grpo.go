@@ -151,9 +151,12 @@ func (t *GRPOTrainer) train(ctx context.Context) (err error) {
 	saved := false
 	defer func() {
 		if err != nil && !saved {
-			if _, serr := t.SaveCheckpoint(); serr != nil {
+			dir, serr := t.SaveCheckpoint()
+			if serr != nil {
 				err = errors.Join(err, fmt.Errorf("saving a checkpoint after the error: %w", serr))
+				return
 			}
+			err = stoppedError{err: err, checkpoint: dir, steps: t.Learner.Steps}
 		}
 	}()
 	total := t.TotalSteps()
@@ -678,3 +681,22 @@ func (t *GRPOTrainer) metrics(sc scoredRollout, sums lossSums) Metrics {
 	m["rollout/dropped_groups"] = float64(sc.stats.DroppedGroups)
 	return m
 }
+
+// stoppedError is the error that stopped a run early, with the checkpoint
+// saved of the steps done before it and how to continue from there.
+type stoppedError struct {
+	err        error
+	checkpoint string
+	steps      int
+}
+
+func (e stoppedError) Error() string {
+	done := fmt.Sprintf("the %d steps done are", e.steps)
+	if e.steps == 1 {
+		done = "the 1 step done is"
+	}
+	return fmt.Sprintf("%v\n(%s saved in %s: to continue, run again with resume_from_checkpoint %s — flag -resume_from_checkpoint, or GRPOConfig.ResumeFromCheckpoint)",
+		e.err, done, e.checkpoint, e.checkpoint)
+}
+
+func (e stoppedError) Unwrap() error { return e.err }

@@ -233,11 +233,16 @@ func TestErrorSavesCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.Train(context.Background()); !errors.Is(err, errNoEpisodes) {
+	err = tr.Train(context.Background())
+	if !errors.Is(err, errNoEpisodes) {
 		t.Fatalf("Train returned %v, want errNoEpisodes", err)
 	}
 	if _, err := os.Stat(filepath.Join(out, "checkpoint-1", "trainer_state.json")); err != nil {
 		t.Fatalf("no checkpoint after the error: %v", err)
+	}
+	// The error says which checkpoint holds the steps done and how to go on.
+	if ckpt := filepath.Join(out, "checkpoint-1"); !containsAll(err.Error(), "1 step done is saved in "+ckpt, "resume_from_checkpoint "+ckpt) {
+		t.Errorf("the error does not say where the run was saved and how to resume: %v", err)
 	}
 }
 

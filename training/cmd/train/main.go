@@ -146,10 +146,11 @@ func writeEpisodeQuestions(ctx context.Context, cfg training.GRPOConfig, w io.Wr
 		return err
 	}
 	fmt.Fprintf(w, "wrote %d questions (%d training, %d held-out, %d of unseen databases) to %s\n", len(qs), len(p.Train), len(p.Heldout), len(p.Eval), path)
-	fmt.Fprintf(w, "serve them on each environment host (with the same database files: copy %s there) with:\n", dbDir)
-	fmt.Fprintf(w, "  SQLENV_AUTH_TOKEN=… sqlenv-server --addr :8000 --allowed-hosts \"$(hostname)\" --questions %s --db-dir %s --step-budget %d\n", path, dbDir, cfg.StepBudget)
-	fmt.Fprintln(w, "(--allowed-hosts: the name the trainer uses for the host), then train with env_servers listing them")
-	fmt.Fprintln(w, "(GOSQLENV_ENV_SERVERS=http://host-a:8000,http://host-b:8000 GOSQLENV_ENV_AUTH_TOKEN=…).")
+	fmt.Fprintf(w, "serve them on each environment host, from a checkout of this repository, with the same files (copy %s and %s there; change the paths below if they differ):\n", path, dbDir)
+	fmt.Fprintln(w, "  openssl rand -hex 16 > sqlenv.token   # once: copy sqlenv.token to every host and to the trainer")
+	fmt.Fprintf(w, "  SQLENV_AUTH_TOKEN=$(cat sqlenv.token) go run ./sqlenv/cmd/sqlenv-server --addr :8000 --allowed-hosts \"$(hostname)\" --questions %s --db-dir %s --step-budget %d\n", path, dbDir, cfg.StepBudget)
+	fmt.Fprintln(w, "(--allowed-hosts: the name the trainer uses for the host); then train with env_servers listing them:")
+	fmt.Fprintln(w, "  GOSQLENV_ENV_SERVERS=http://host-a:8000,http://host-b:8000 GOSQLENV_ENV_AUTH_TOKEN=$(cat sqlenv.token) go run ./training/cmd/train -preset tiny")
 	return nil
 }
 

@@ -75,8 +75,12 @@ func TestQuestionsStageServesTheRun(t *testing.T) {
 	path := filepath.Join(cfg.OutputDir, EpisodeQuestionsFile)
 	var dbDir string
 	var budget int
+	// The printed commands run as printed: no placeholder to fill in.
+	if strings.ContainsAny(out.String(), "…<") {
+		t.Errorf("the printed commands hold a placeholder:\n%s", out.String())
+	}
 	for _, line := range strings.Split(out.String(), "\n") {
-		if f := strings.Fields(line); slices.Contains(f, "sqlenv-server") {
+		if f := strings.Fields(line); slices.Contains(f, "./sqlenv/cmd/sqlenv-server") {
 			for i := range f[:len(f)-1] {
 				switch f[i] {
 				case "--db-dir":

@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -309,5 +311,81 @@ func TestTrustedProxies(t *testing.T) {
 	}
 	if _, err := New(Config{NewEnv: func() (sqlenv.Env, error) { return blockingEnv{}, nil }, Env: sqlenv.Config{Questions: nil}, TrustedProxies: []string{"not-an-ip"}}); err == nil || !strings.Contains(err.Error(), "not-an-ip") {
 		t.Errorf("a bad trusted proxy: %v", err)
+	}
+}
+
+// countingEnv is an environment whose steps take 50 ms and count how many
+// run at once.
+type countingEnv struct {
+	sqlenv.Env
+	running, most *atomic.Int32
+}
+
+func (countingEnv) Reset(context.Context, sqlenv.ResetOptions) (sqlenv.Observation, error) {
+	return sqlenv.Observation{Question: "q"}, nil
+}
+
+func (e countingEnv) Step(ctx context.Context, _ sqlenv.Action) (sqlenv.Observation, error) {
+	n := e.running.Add(1)
+	defer e.running.Add(-1)
+	for {
+		m := e.most.Load()
+		if n <= m || e.most.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	select {
+	case <-time.After(50 * time.Millisecond):
+	case <-ctx.Done():
+		return sqlenv.Observation{}, ctx.Err()
+	}
+	return sqlenv.Observation{Result: "ok"}, nil
+}
+
+func (countingEnv) Close() error { return nil }
+
+// TestRunningQueriesAreCapped: at most MaxRunningQueries QUERY and SAMPLE
+// steps run at once across sessions (each holds its result in memory); the
+// others wait their turn and still succeed — the wait is not part of their
+// step time (here 12 steps of 50 ms, 2 at a time, under a 200 ms step
+// timeout) — while other actions are not held back.
+func TestRunningQueriesAreCapped(t *testing.T) {
+	var running, most atomic.Int32
+	_, hs := testServer(t, Config{MaxRunningQueries: 2, StepTimeout: 200 * time.Millisecond,
+		NewEnv: func() (sqlenv.Env, error) { return countingEnv{running: &running, most: &most}, nil }})
+	var wg sync.WaitGroup
+	failed := atomic.Int32{}
+	for i := range 12 {
+		wg.Go(func() {
+			status, hdr, body := request(t, "POST", hs.URL+"/reset", nil, `{}`)
+			if status != 200 {
+				t.Errorf("reset: %d %s", status, body)
+				return
+			}
+			action := []string{"QUERY", "SAMPLE"}[i%2]
+			status, _, body = request(t, "POST", hs.URL+"/step", map[string]string{SessionHeader: hdr.Get(SessionHeader)},
+				`{"action": {"action_type": "`+action+`", "argument": "SELECT 1"}}`)
+			if status != 200 {
+				failed.Add(1)
+				t.Errorf("%s step: %d %s", action, status, body)
+			}
+		})
+	}
+	wg.Wait()
+	if m := most.Load(); m > 2 || m == 0 {
+		t.Errorf("%d queries ran at once, want at most MaxRunningQueries = 2", m)
+	}
+	// DESCRIBE is not a query: 6 of them run side by side.
+	most.Store(0)
+	for range 6 {
+		wg.Go(func() {
+			_, hdr, _ := request(t, "POST", hs.URL+"/reset", nil, `{}`)
+			request(t, "POST", hs.URL+"/step", map[string]string{SessionHeader: hdr.Get(SessionHeader)},
+				`{"action": {"action_type": "DESCRIBE", "argument": "t"}}`)
+		})
+	}
+	wg.Wait()
+	if m := most.Load(); m <= 2 {
+		t.Errorf("only %d DESCRIBE steps ran at once: they should not wait for query slots", m)
 	}
 }

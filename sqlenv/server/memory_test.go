@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,27 +81,7 @@ func TestServerMemoryAfterHostileLoad(t *testing.T) {
 		total = v
 	}
 	qs, _ := bundledData(t)
-	srv := exec.Command(os.Args[0], "-test.run=^TestServerMemoryAfterHostileLoad$", "-test.count=1")
-	srv.Env = append(os.Environ(), "GOSQLENV_MEMORY_SERVER=1")
-	stdin, err := srv.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := srv.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Stderr = os.Stderr
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { stdin.Close(); srv.Wait() }()
-	addr, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("the server process: %v", err)
-	}
-	url := "http://" + strings.TrimSpace(strings.TrimPrefix(addr, "listening on "))
-	pid := srv.Process.Pid
+	url, pid := startMemoryServer(t)
 	hostile := memoryHostileQueries()
 	const clients = 4
 	before := rssOf(t, pid)
@@ -157,6 +138,109 @@ func TestServerMemoryAfterHostileLoad(t *testing.T) {
 		total, clients, took.Round(time.Millisecond), float64(before)/1e6, float64(peak.Load())/1e6, float64(atEnd)/1e6, float64(after)/1e6, outcomes)
 	if after > 150e6 {
 		t.Errorf("the server's resident memory 10 s after the load: %.0f MB (limit 150 MB)", float64(after)/1e6)
+	}
+}
+
+// startMemoryServer starts this test binary as a server process of its own
+// (GOSQLENV_MEMORY_SERVER: serveUntilStdinCloses) and returns its URL and
+// process id; the process ends with the test.
+func startMemoryServer(t *testing.T) (url string, pid int) {
+	srv := exec.Command(os.Args[0], "-test.run=^TestServerMemoryAfterHostileLoad$", "-test.count=1")
+	srv.Env = append(os.Environ(), "GOSQLENV_MEMORY_SERVER=1")
+	stdin, err := srv.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := srv.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stderr = os.Stderr
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); srv.Wait() })
+	addr, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("the server process: %v", err)
+	}
+	return "http://" + strings.TrimSpace(strings.TrimPrefix(addr, "listening on ")), srv.Process.Pid
+}
+
+// TestServerMemoryManyLargeResults: 48 sessions at once, each reading a
+// result of 8 MiB (the most a query reads), do not make the server hold 48
+// results: QUERY steps run MaxRunningQueries at a time (2 × GOMAXPROCS, at
+// least 4), so the server's resident memory peaks under 64 MB + 24 MB per
+// running query (measured on 2 cores: 29 MB idle, 109-116 MB peak with 4
+// running, ~22 MB each; 245-316 MB with the cap lifted, and 1,058 MB in the
+// issue's check); and every session gets its result.
+func TestServerMemoryManyLargeResults(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector multiplies a process's memory")
+	}
+	if testing.Short() {
+		t.Skip("48 results of 8 MiB: -short skips it")
+	}
+	qs, _ := bundledData(t)
+	url, pid := startMemoryServer(t)
+	const sessions = 48
+	// 20,000 rows of 900 characters: reading stops at the 8 MiB limit (about
+	// 9,300 rows), before the 10,000-row one.
+	wide := "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 20000) SELECT printf('%.900c', 'x') FROM c"
+	var peak atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Millisecond):
+				if r := rssOf(t, pid); r > peak.Load() {
+					peak.Store(r)
+				}
+			}
+		}
+	}()
+	before := rssOf(t, pid)
+	start := time.Now()
+	var wg sync.WaitGroup
+	var results atomic.Int32
+	errs := make(chan error, sessions)
+	for i := range sessions {
+		wg.Go(func() {
+			cl, err := client.Dial(ctx, url, testClientOptions(t))
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer cl.Close()
+			if _, err := cl.Reset(ctx, sqlenv.ResetOptions{QuestionID: qs[i%len(qs)].QuestionID}); err != nil {
+				errs <- err
+				return
+			}
+			obs, err := cl.Step(ctx, sqlenv.Action{ActionType: sqlenv.Query, Argument: wide})
+			if err != nil {
+				errs <- fmt.Errorf("session %d: %w", i, err)
+				return
+			}
+			if obs.Error == "" && strings.Contains(obs.Result, "too large to read in full") {
+				results.Add(1)
+			} else {
+				errs <- fmt.Errorf("session %d: %q %q", i, obs.Error, obs.Result[:min(len(obs.Result), 200)])
+			}
+		})
+	}
+	wg.Wait()
+	close(done)
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	t.Logf("%d sessions read an 8 MiB result each in %v; server resident memory %.0f MB before, peak %.0f MB (GOMAXPROCS %d)",
+		results.Load(), time.Since(start).Round(time.Millisecond), float64(before)/1e6, float64(peak.Load())/1e6, runtime.GOMAXPROCS(0))
+	running := max(4, 2*runtime.GOMAXPROCS(0)) // the server's MaxRunningQueries
+	if limit := int64(64e6 + 24e6*running); peak.Load() > limit {
+		t.Errorf("the server's resident memory peaked at %.0f MB (limit %.0f MB for %d running queries)", float64(peak.Load())/1e6, float64(limit)/1e6, running)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -77,6 +78,15 @@ type Config struct {
 	StepTimeout time.Duration
 	// ShutdownTimeout bounds Serve's graceful shutdown (default 30 s).
 	ShutdownTimeout time.Duration
+	// MaxRunningQueries caps the QUERY and SAMPLE steps that run at once
+	// across sessions (default twice GOMAXPROCS, at least 4); others wait their
+	// turn, and their step time starts when they run, so that waiting
+	// changes no outcome. A running query holds its result in Go memory —
+	// up to sqlitedb.Limits.MaxBytes (8 MiB) of values, about 2.5 times
+	// that as Go values — so this bounds the server's result memory
+	// (BENCHMARKS.md, "sqlenv/server — memory"); more queries than cores
+	// would not run faster anyway.
+	MaxRunningQueries int
 	// WebSocketOriginPatterns lists the origins (besides the server's own
 	// host) whose browser pages may open /ws or send state-changing HTTP
 	// requests (POST, DELETE: 403 FORBIDDEN for other origins); patterns
@@ -128,6 +138,8 @@ type Server struct {
 
 	// baseCtx outlives requests: WebSocket steps run under it, so that a
 	// graceful shutdown lets them finish; Close cancels it.
+	queries chan struct{} // a slot per running QUERY or SAMPLE step (MaxRunningQueries)
+
 	baseCtx context.Context
 	cancel  context.CancelFunc
 	wsWG    sync.WaitGroup // WebSocket handlers and their closers
@@ -144,7 +156,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.NewEnv == nil && cfg.Env.Databases == nil && cfg.Env.DBDir == "" {
 		return nil, errors.New("sqlenv server: no databases: set Config.Env.Databases or Config.Env.DBDir")
 	}
-	if cfg.MaxSessions < 0 || cfg.EvictAfter < 0 || cfg.MaxSessionsPerClient < 0 || cfg.MaxConnsPerClient < 0 || cfg.MaxBodyBytes < 0 || cfg.MaxMessageBytes < 0 || cfg.StepTimeout < 0 || cfg.ShutdownTimeout < 0 {
+	if cfg.MaxSessions < 0 || cfg.EvictAfter < 0 || cfg.MaxSessionsPerClient < 0 || cfg.MaxConnsPerClient < 0 || cfg.MaxBodyBytes < 0 || cfg.MaxMessageBytes < 0 || cfg.StepTimeout < 0 || cfg.ShutdownTimeout < 0 || cfg.MaxRunningQueries < 0 {
 		return nil, errors.New("sqlenv server: negative limit in Config")
 	}
 	setDefault(&cfg.MaxSessions, DefaultMaxSessions)
@@ -158,6 +170,7 @@ func New(cfg Config) (*Server, error) {
 	setDefault(&cfg.MaxMessageBytes, DefaultMaxMessageBytes)
 	setDefault(&cfg.StepTimeout, DefaultStepTimeout)
 	setDefault(&cfg.ShutdownTimeout, DefaultShutdownTimeout)
+	setDefault(&cfg.MaxRunningQueries, max(4, 2*runtime.GOMAXPROCS(0)))
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -200,6 +213,7 @@ func New(cfg Config) (*Server, error) {
 		e.Close()
 	}
 	s.baseCtx, s.cancel = context.WithCancel(context.Background())
+	s.queries = make(chan struct{}, cfg.MaxRunningQueries)
 	s.handler = s.routes()
 	if cfg.IdleTimeout > 0 {
 		s.janitor.Add(1)
@@ -427,6 +441,18 @@ func (s *Server) reset(ctx context.Context, sess *session, opts sqlenv.ResetOpti
 func (s *Server) step(ctx context.Context, sess *session, a sqlenv.Action, timeout time.Duration) (sqlenv.Observation, *Error) {
 	if timeout <= 0 || timeout > s.cfg.StepTimeout {
 		timeout = s.cfg.StepTimeout
+	}
+	if a.ActionType == sqlenv.Query || a.ActionType == sqlenv.Sample {
+		// Wait for a query slot first (the client's patience and the
+		// server's shutdown bound the wait); the step's time starts after.
+		select {
+		case s.queries <- struct{}{}:
+			defer func() { <-s.queries }()
+		case <-ctx.Done():
+			return sqlenv.Observation{}, s.envError(ctx, ctx.Err())
+		case <-s.baseCtx.Done():
+			return sqlenv.Observation{}, errorf(CodeShuttingDown, "the server is shutting down: the step did not run")
+		}
 	}
 	ctx, cancel := s.stepContext(ctx, timeout)
 	defer cancel()

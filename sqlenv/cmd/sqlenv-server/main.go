@@ -54,6 +54,7 @@ type options struct {
 	seed                   uint64
 	maxSessions            int
 	maxSessionsPerClient   int
+	maxRunningQueries      int
 	maxConnsPerClient      int
 	bodyTimeout            time.Duration
 	idleConnTimeout        time.Duration
@@ -88,6 +89,7 @@ func flagSet(o *options, stderr io.Writer) (*flag.FlagSet, map[string]string) {
 	fs.IntVar(&o.stepBudget, "step-budget", sqlenv.DefaultStepBudget, "steps an episode may take"+def("step-budget", "SQLENV_STEP_BUDGET"))
 	fs.Uint64Var(&o.seed, "seed", 0, "base seed of the sessions' question draws"+def("seed", "SQLENV_SEED"))
 	fs.IntVar(&o.maxSessions, "max-sessions", server.DefaultMaxSessions, "maximum concurrent sessions (WebSocket and HTTP)"+def("max-sessions", "SQLENV_MAX_SESSIONS"))
+	fs.IntVar(&o.maxRunningQueries, "max-running-queries", 0, "maximum QUERY and SAMPLE steps running at once across sessions; others wait, their step time starting when they run (default: 2 × GOMAXPROCS, at least 4)"+def("max-running-queries", "SQLENV_MAX_RUNNING_QUERIES"))
 	fs.IntVar(&o.maxSessionsPerClient, "max-sessions-per-client", 0, "maximum sessions of one client IP (default: max-sessions minus an eighth, kept for others)"+def("max-sessions-per-client", "SQLENV_MAX_SESSIONS_PER_CLIENT"))
 	fs.IntVar(&o.maxConnsPerClient, "max-conns-per-client", 0, "maximum open connections of one client IP (default: 2 × sessions per client + 16)"+def("max-conns-per-client", "SQLENV_MAX_CONNS_PER_CLIENT"))
 	fs.DurationVar(&o.bodyTimeout, "body-timeout", server.DefaultBodyTimeout, "time an HTTP request body may take to arrive"+def("body-timeout", "SQLENV_BODY_TIMEOUT"))
@@ -201,6 +203,7 @@ func run(ctx context.Context, args []string, getenv func(string) (string, bool),
 		MaxSessions:             o.maxSessions,
 		EvictAfter:              o.evictAfter,
 		MaxSessionsPerClient:    o.maxSessionsPerClient,
+		MaxRunningQueries:       o.maxRunningQueries,
 		MaxConnsPerClient:       o.maxConnsPerClient,
 		BodyTimeout:             o.bodyTimeout,
 		IdleConnTimeout:         o.idleConnTimeout,

@@ -167,7 +167,7 @@ func TestQueryTimeout(t *testing.T) {
 	e := f.env(t, Config{Limits: sqlitedb.Limits{Timeout: 100 * time.Millisecond}})
 	reset(t, e, "shop_train_000")
 	obs := step(t, e, Query, "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM n) SELECT max(x) FROM n")
-	if obs.Error != "query timed out after 100ms: simplify the query or add a LIMIT" {
+	if obs.Error != "query timed out after 100ms of CPU time: simplify the query or add a LIMIT" {
 		t.Fatalf("timeout error: %q", obs.Error)
 	}
 	if obs.Done {

@@ -4,6 +4,7 @@ package sqlitedb
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 // SQLite's C API, the few functions this file uses, declared by hand: the
 // library is the one github.com/mattn/go-sqlite3 compiles in, so there is
@@ -49,7 +50,27 @@ typedef struct {
 	gs_int64 steps;     // virtual-machine instructions of the running query (in units of 256)
 	gs_int64 max_steps; // its budget (0: none)
 	int over_steps;     // the query was stopped at its budget
+	gs_int64 cpu_ns;     // CPU time of the running query's finished gs_step calls
+	gs_int64 max_cpu_ns; // its budget (0: none)
+	gs_int64 call_start; // the thread's CPU clock when counting of the current gs_step call began (0: not counting)
+	int ticks;           // gs_progress calls, to read the clock every 64th
+	int over_cpu;        // the query was stopped at its CPU budget
 } gs_guard;
+
+// gs_thread_ns is the calling thread's CPU time in nanoseconds. A query's
+// CPU time is summed over its gs_step calls, each on one thread (Go may run
+// the next call on another), so it counts the query's own work only,
+// whatever else the machine runs.
+static gs_int64 gs_thread_ns(void) {
+	struct timespec ts;
+#ifdef CLOCK_THREAD_CPUTIME_ID
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) {
+		return (gs_int64)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	}
+#endif
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (gs_int64)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 static int gs_compare(const void *key, const void *elem) {
 	return strcmp((const char *)key, *(const char *const *)elem);
@@ -112,6 +133,20 @@ static int gs_progress(void *p) {
 		g->over_steps = 1;
 		return 1;
 	}
+	// The thread's CPU clock every 64 × 256 instructions (~0.1 ms of work; a
+	// read costs ~0.4 µs): the first read in a gs_step call starts counting
+	// that call, the next ones check the budget. Cheap queries, whose calls
+	// end before a read, never pay for the clock; what a call does before
+	// its first read (under 16,384 instructions) is not counted.
+	if (g->max_cpu_ns > 0 && (++g->ticks & 63) == 0) {
+		gs_int64 now = gs_thread_ns();
+		if (g->call_start == 0) {
+			g->call_start = now;
+		} else if (g->cpu_ns + (now - g->call_start) > g->max_cpu_ns) {
+			g->over_cpu = 1;
+			return 1;
+		}
+	}
 	return __atomic_load_n(&g->stop, __ATOMIC_RELAXED);
 }
 
@@ -166,9 +201,13 @@ typedef struct {
 // finalizes stmt; the connection keeps the error message.
 static int gs_step_row(sqlite3_stmt *stmt, int n, gs_cell *cells);
 
-static int gs_step(int slot, sqlite3_stmt *stmt, int n, gs_cell *cells) {
+static int gs_step(int slot, gs_guard *g, sqlite3_stmt *stmt, int n, gs_cell *cells) {
 	gs_slot = slot;
 	int rc = gs_step_row(stmt, n, cells);
+	if (g->call_start != 0) { // gs_progress started counting this call
+		g->cpu_ns += gs_thread_ns() - g->call_start;
+		g->call_start = 0;
+	}
 	gs_slot = 0;
 	return rc;
 }
@@ -314,6 +353,14 @@ var errTimedOut = errors.New("timed out")
 // errTooMuchWork marks a query stopped at its step budget.
 var errTooMuchWork = errors.New("too much work")
 
+// errCPUTime marks a query stopped at its CPU-time budget (Limits.Timeout).
+var errCPUTime = errors.New("out of CPU time")
+
+// wallBackstop is how many times its CPU-time budget a query may take in
+// wall-clock time before it is interrupted anyway: the backstop for a
+// machine so busy that the query's thread barely runs.
+const wallBackstop = 3
+
 // openConn opens a read-only, immutable connection to the database at
 // path with the limits set and the authorizer installed.
 func openConn(path string, limits Limits) (*conn, error) {
@@ -425,9 +472,11 @@ func (c *conn) start(ctx context.Context, timeout time.Duration) (finish func() 
 	atomic.StoreInt32((*int32)(unsafe.Pointer(&c.guard.stop)), 0)
 	c.guard.steps, c.guard.over_steps = 0, 0
 	c.guard.max_steps = C.gs_int64((c.limit.MaxSteps + 255) / 256)
+	c.guard.cpu_ns, c.guard.call_start, c.guard.ticks, c.guard.over_cpu = 0, 0, 0, 0
+	c.guard.max_cpu_ns = C.gs_int64(timeout) // 0: none
 	c.mu.Unlock()
 	if timeout > 0 {
-		c.timer.Reset(timeout)
+		c.timer.Reset(wallBackstop * timeout)
 	}
 	stopCtx := func() bool { return false }
 	if ctx.Done() != nil {
@@ -496,7 +545,7 @@ func (c *conn) query(sqlText string) (*Result, error) {
 			res.Truncated = true
 			return res, nil
 		}
-		rc := C.gs_step(c.slot, stmt, ncols, c.cells)
+		rc := C.gs_step(c.slot, c.guard, stmt, ncols, c.cells)
 		finalized = rc != sqliteRow
 		switch rc {
 		case sqliteRow:

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -437,4 +438,52 @@ func TestStepBudgetIsTheSameUnderLoad(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// TestTimeoutIsCPUTime: Limits.Timeout counts the query's own CPU time, so a
+// query gets the same outcome alone and on a machine busy with other work
+// (here 4 busy-looping processes beside 2 test cores): one that needs about
+// half its budget succeeds both times, though under load its wall time may
+// pass the budget; one that needs several times the budget fails both
+// times, saying it ran out of CPU time.
+func TestTimeoutIsCPUTime(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads the machine for a few seconds")
+	}
+	const budget = 400 * time.Millisecond
+	// About 0.1 s of one core per 300,000 rows (TestQueryUntimed).
+	const fits = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM n WHERE x < 500000) SELECT count(*) FROM n"
+	const over = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM n WHERE x < 6000000) SELECT count(*) FROM n"
+	d, _ := openTest(t, Limits{Timeout: budget, MaxSteps: -1})
+	ctx := context.Background()
+	run := func(label string) {
+		start := time.Now()
+		res, err := d.Query(ctx, fits)
+		wall := time.Since(start)
+		if err != nil || res.Rows[0][0] != int64(500000) {
+			t.Errorf("%s: the query within its CPU budget: %v, %v (wall %v)", label, res, err, wall)
+		}
+		_, err = d.Query(ctx, over)
+		if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "of CPU time") {
+			t.Errorf("%s: the query over its CPU budget: %v, want ErrTimeout for CPU time", label, err)
+		}
+		t.Logf("%s: the query within budget took %v of wall time (budget %v of CPU)", label, wall.Round(time.Millisecond), budget)
+	}
+	run("alone")
+	var busy []*exec.Cmd
+	for range 4 {
+		cmd := exec.Command("sh", "-c", "while :; do :; done")
+		if err := cmd.Start(); err != nil {
+			t.Skipf("no shell to load the machine: %v", err)
+		}
+		busy = append(busy, cmd)
+	}
+	defer func() {
+		for _, cmd := range busy {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	}()
+	time.Sleep(100 * time.Millisecond)
+	run("beside 4 busy processes")
 }

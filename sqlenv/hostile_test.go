@@ -41,6 +41,9 @@ func hostileQueries() map[string]string {
 		"NUL bytes":               "SELECT 'a\x00b', x'00ff00'",
 		"invalid UTF-8":           "SELECT '\xff\xfe\xfd', '\xc3' AS \"\xe2\x82\"",
 		"many columns":            wide("1", 5000),
+		"long GLOB pattern":       "SELECT printf('%.65000c','a') GLOB '*['||printf('%.49000c','b')||']'",
+		"long LIKE pattern":       "SELECT printf('%.60000c','a') LIKE printf('%.30000c','%')||'b'",
+		"big sort":                "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM r WHERE x < 3000000) SELECT x FROM r ORDER BY (x*7919)%1000003 LIMIT 1",
 	}
 }
 

@@ -93,16 +93,12 @@ func TestServerMemoryAfterHostileLoad(t *testing.T) {
 	errs := make(chan error, clients)
 	for c := range clients {
 		wg.Go(func() {
-			cl, err := client.Dial(ctx, url, testClientOptions(t))
+			cl, err := dialEpisode(t, url, qs[c].QuestionID)
 			if err != nil {
 				errs <- err
 				return
 			}
 			defer cl.Close()
-			if _, err := cl.Reset(ctx, sqlenv.ResetOptions{QuestionID: qs[c].QuestionID}); err != nil {
-				errs <- err
-				return
-			}
 			for i := c; i < total; i += clients {
 				obs, err := cl.Step(ctx, sqlenv.Action{ActionType: sqlenv.Query, Argument: hostile[i%len(hostile)]})
 				if err != nil {
@@ -208,16 +204,12 @@ func TestServerMemoryManyLargeResults(t *testing.T) {
 	errs := make(chan error, sessions)
 	for i := range sessions {
 		wg.Go(func() {
-			cl, err := client.Dial(ctx, url, testClientOptions(t))
+			cl, err := dialEpisode(t, url, qs[i%len(qs)].QuestionID)
 			if err != nil {
 				errs <- err
 				return
 			}
 			defer cl.Close()
-			if _, err := cl.Reset(ctx, sqlenv.ResetOptions{QuestionID: qs[i%len(qs)].QuestionID}); err != nil {
-				errs <- err
-				return
-			}
 			obs, err := cl.Step(ctx, sqlenv.Action{ActionType: sqlenv.Query, Argument: wide})
 			if err != nil {
 				errs <- fmt.Errorf("session %d: %w", i, err)
@@ -242,6 +234,20 @@ func TestServerMemoryManyLargeResults(t *testing.T) {
 	if limit := int64(64e6 + 24e6*running); peak.Load() > limit {
 		t.Errorf("the server's resident memory peaked at %.0f MB (limit %.0f MB for %d running queries)", float64(peak.Load())/1e6, float64(limit)/1e6, running)
 	}
+}
+
+// dialEpisode opens a WebSocket session on the server at url and starts an
+// episode of the question; the caller closes the session.
+func dialEpisode(t *testing.T, url, questionID string) (*client.Session, error) {
+	cl, err := client.Dial(ctx, url, testClientOptions(t))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cl.Reset(ctx, sqlenv.ResetOptions{QuestionID: questionID}); err != nil {
+		cl.Close()
+		return nil, err
+	}
+	return cl, nil
 }
 
 // serveUntilStdinCloses is the server process of

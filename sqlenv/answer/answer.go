@@ -4,7 +4,8 @@
 // The rules follow the reference SQLEnv verifier and fix its known gaps:
 //
 //   - integer: numerically equal to the gold integer ("25.0" == "25", "1,234" == "1234");
-//   - float: within 1 % relative tolerance of the gold value;
+//   - float: within 1 % relative tolerance of the gold value, or equal to a
+//     gold value that is a whole number (a year stored as REAL);
 //   - string: equal after trimming, collapsing inner whitespace and case folding;
 //   - list: the same set of items in any order ("a, b" == "b, a"); items may be
 //     separated by commas, pipes, semicolons or new lines;
@@ -251,7 +252,7 @@ func (e Expected) Check(predicted string) bool {
 			return equalText(p, gold)
 		}
 		if ok {
-			return withinRelative(v, g, FloatTolerance)
+			return closeTo(v, g)
 		}
 	case List:
 		items, want := splitItems(p), goldItems(gold, goldRows)
@@ -271,8 +272,19 @@ func (e Expected) Check(predicted string) bool {
 	return e.natural(p)
 }
 
-// FloatTolerance is the relative tolerance of float answers (1 %).
+// FloatTolerance is the relative tolerance of float answers (1 %). It does
+// not apply to a gold float that is a whole number (a year stored as REAL, a
+// sum of whole amounts): 1959 is not 1944.
 const FloatTolerance = 0.01
+
+// closeTo reports whether v answers the float gold value g: exactly when g
+// is a whole number, within FloatTolerance otherwise.
+func closeTo(v, g float64) bool {
+	if g == math.Trunc(g) && math.Abs(g) < 1<<53 {
+		return v == g
+	}
+	return withinRelative(v, g, FloatTolerance)
+}
 
 func withinRelative(v, g, tol float64) bool {
 	if g == 0 {

@@ -97,8 +97,15 @@ func TestCheck(t *testing.T) {
 		{"int fenced", "```\n25\n```", "25", Integer, nil, true},
 		{"int negative", "-3", "-3", Integer, nil, true},
 		{"int hex is not a number", "0x19", "25", Integer, nil, false},
-		{"float within 1%", "63.5", "63.0", Float, nil, true},
-		{"float outside 1%", "64", "63.0", Float, nil, false},
+		{"float within 1%", "63.5", "63.2", Float, nil, true},
+		{"float outside 1%", "64", "63.2", Float, nil, false},
+		// A gold float that is a whole number (a year stored as REAL, an AVG
+		// that came out whole) is matched exactly: 1959 is not 1944.
+		{"whole float is exact", "63.5", "63.0", Float, nil, false},
+		{"year stored as REAL", "1959", "1944.0", Float, nil, false},
+		{"whole float written whole", "1944", "1944.0", Float, nil, true},
+		{"whole float written as a float", "1,944.00", "1944.0", Float, nil, true},
+		{"year in a table", "Casablanca | 1959", "Casablanca | 1944.0", Table, [][]any{{"Casablanca", 1944.0}}, false},
 		{"float rounding", "3.33", "3.3333333333333335", Float, nil, true},
 		{"float exponent", "6.3e1", "63.0", Float, nil, true},
 		{"float zero", "0", "0.0", Float, nil, true},

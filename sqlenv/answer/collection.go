@@ -52,7 +52,7 @@ func (g cell) matches(p cell) bool {
 		if g.integer {
 			return p.num == g.num
 		}
-		return withinRelative(p.num, g.num, FloatTolerance)
+		return closeTo(p.num, g.num)
 	}
 	return p.text == g.text
 }

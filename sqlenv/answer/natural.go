@@ -65,7 +65,7 @@ func (e Expected) natural(p string) bool {
 		}
 		for _, v := range e.numbersIn(p) {
 			if e.Type == Integer && v == math.Round(v) && v == math.Round(g) ||
-				e.Type == Float && withinRelative(v, g, FloatTolerance) {
+				e.Type == Float && closeTo(v, g) {
 				return true
 			}
 		}

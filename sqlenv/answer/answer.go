@@ -4,8 +4,8 @@
 // The rules follow the reference SQLEnv verifier and fix its known gaps:
 //
 //   - integer: numerically equal to the gold integer ("25.0" == "25", "1,234" == "1234");
-//   - float: within 1 % relative tolerance of the gold value, or equal to a
-//     gold value that is a whole number (a year stored as REAL);
+//   - float: within 1 % relative tolerance of the gold value; equal to it when
+//     it is a whole number (a year stored as REAL);
 //   - string: equal after trimming, collapsing inner whitespace and case folding;
 //   - list: the same set of items in any order ("a, b" == "b, a"); items may be
 //     separated by commas, pipes, semicolons or new lines;

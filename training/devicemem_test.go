@@ -166,7 +166,10 @@ func TestGRPOStepFreesDeviceMemory(t *testing.T) {
 	}
 	// Its ~100 M-parameter model leaves gigabytes of garbage: hand them back
 	// before the package's next tests (CI runs packages side by side).
-	t.Cleanup(debug.FreeOSMemory)
+	// A soft memory limit keeps the collector up with it (without one the
+	// package's process reached 20 GB).
+	limit := debug.SetMemoryLimit(4 << 30)
+	t.Cleanup(func() { debug.SetMemoryLimit(limit); debug.FreeOSMemory() })
 	cfg, _, roller, ids, newEnv := tinySetup(t, t.TempDir())
 	inner, err := gobackend.New("")
 	if err != nil {

@@ -198,7 +198,7 @@ func (l *Learner) Load(dir string) error {
 	replaced := slices.Concat(l.m, l.v, l.acc, l.master)
 	l.m, l.v, l.acc = m, v, nil
 	l.master, l.installed = nil, nil
-	free(replaced)
+	qwen3.Free(replaced)
 	if !l.mixed() {
 		return nil
 	}

@@ -243,10 +243,10 @@ func (t *GRPOTrainer) Step(ctx context.Context, s int) (Metrics, error) {
 	// The step's inputs and fixed log-probs are on the device now: freed
 	// here rather than by Go's collector, which does not see device memory.
 	for _, mb := range batches {
-		free(slices.Concat(mb.model, []*tensors.Tensor{mb.weights, mb.advantages, mb.samplingLogp}))
+		qwen3.Free(slices.Concat(mb.model, []*tensors.Tensor{mb.weights, mb.advantages, mb.samplingLogp}))
 	}
-	free(olds)
-	free(refs)
+	qwen3.Free(olds)
+	qwen3.Free(refs)
 	if err != nil {
 		return nil, err
 	}

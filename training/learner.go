@@ -143,24 +143,8 @@ func (l *Learner) accumulate(key string, fn lossGraph, inputs []*tensors.Tensor)
 		return 0, nil, fmt.Errorf("learner: accumulate gradients: %w", err)
 	}
 	// The micro-batch's gradients are in the sums now.
-	free(grads)
+	qwen3.Free(grads)
 	return loss, extras, nil
-}
-
-// free releases tensors' device memory now. Go's garbage collector frees a
-// tensor's device buffer only when it collects the tensor, and it does not
-// see device memory: a GRPO step of 32 one-episode micro-batches of a
-// Qwen3-1.7B-shaped model, each leaving a model's worth of float32
-// gradients (5.6 GB) to the collector, ran out of an H200's 139 GiB. Only
-// tensors the Learner alone holds may be freed (the model's weights are
-// shared: the GRPO reference model keeps the initial ones).
-func free(ts []*tensors.Tensor) {
-	for _, t := range ts {
-		if t == nil {
-			continue
-		}
-		_ = t.FinalizeAll() // only fails for a backend's own error on release; nothing to do about it
-	}
 }
 
 // mixed reports whether the model computes in a narrower dtype than the
@@ -195,7 +179,7 @@ func (l *Learner) masterWeights() ([]*tensors.Tensor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("learner: float32 master weights: %w", err)
 	}
-	free(l.master) // made for weights the model no longer has
+	qwen3.Free(l.master) // made for weights the model no longer has
 	l.master, l.installed = master, current
 	return master, nil
 }
@@ -271,7 +255,7 @@ func (l *Learner) Apply(lr float64) (gradNorm float64, err error) {
 	// installed, in half precision (weights it did not make — a base model,
 	// a loaded checkpoint, the GRPO reference — are left to their owners).
 	if mixed && l.stepped != nil && slices.Equal(previous, l.stepped) {
-		free(previous)
+		qwen3.Free(previous)
 	}
 	l.m, l.v, l.acc, l.stepped = out[n:2*n], out[2*n:3*n], nil, modelWeights
 	l.Steps++
@@ -309,7 +293,7 @@ func TrainingStateBytes(cfg qwen3.Config, dtype dtypes.DType) StateBytes {
 }
 
 // Discard drops accumulated gradients.
-func (l *Learner) Discard() { free(l.acc); l.acc = nil }
+func (l *Learner) Discard() { qwen3.Free(l.acc); l.acc = nil }
 
 func scalar(t *tensors.Tensor) float64 {
 	switch t.DType() {

@@ -434,7 +434,7 @@ func (m *Model) startDecoding(prompts [][]int32, opts GenerateOptions) (*decodin
 	if s.perRow {
 		prefillArgs = append(prefillArgs, tensors.FromFlatDataAndDimensions(d.temps, bsz))
 	}
-	defer freeTensors(prefillArgs) // uploaded for the prefill only
+	defer Free(prefillArgs) // uploaded for the prefill only
 	if d.out, err = m.call(prefill, prefillArgs...); err != nil {
 		return nil, err
 	}
@@ -456,8 +456,8 @@ func (m *Model) startDecoding(prompts [][]int32, opts GenerateOptions) (*decodin
 // now rather than when Go's collector, which does not see device memory,
 // gets to it. Inputs donated to a step are gone already.
 func (d *decoding) free() {
-	freeTensors(d.out)
-	freeTensors([]*tensors.Tensor{d.promptMask})
+	Free(d.out)
+	Free([]*tensors.Tensor{d.promptMask})
 }
 
 // compactIfSparse goes on with the live sequences only, in a smaller batch
@@ -512,7 +512,7 @@ func (d *decoding) step(step int) error {
 		positions[r] = int32(d.lengths[r] + step)
 	}
 	made := []*tensors.Tensor{tensors.FromFlatDataAndDimensions(positions, b), tensors.FromScalar(int32(d.plen + step))}
-	defer func() { freeTensors(made) }() // made grows below
+	defer func() { Free(made) }() // made grows below
 	args := []any{d.out[0], made[0], d.promptMask, made[1], d.out[2]}
 	for _, c := range d.out[len(d.out)-2*L:] {
 		donated, err := Donate(c, d.m.backend)
@@ -532,7 +532,7 @@ func (d *decoding) step(step int) error {
 		return err
 	}
 	d.out = out
-	freeTensors(prev[:len(prev)-2*L]) // the step's tokens, log-probs, RNG state (and logits), read already
+	Free(prev[:len(prev)-2*L]) // the step's tokens, log-probs, RNG state (and logits), read already
 	return nil
 }
 
@@ -582,8 +582,8 @@ func (m *Model) compact(gen *Generation, out []*tensors.Tensor, promptMask *tens
 	if err != nil {
 		return nil, nil, nil, nil, nil, fmt.Errorf("qwen3: compact the KV caches: %w", err)
 	}
-	freeTensors(out[len(out)-2*L:]) // the uncompacted caches
-	freeTensors([]*tensors.Tensor{out[0], out[1], promptMask})
+	Free(out[len(out)-2*L:]) // the uncompacted caches
+	Free([]*tensors.Tensor{out[0], out[1], promptMask})
 	head := []*tensors.Tensor{tensors.FromFlatDataAndDimensions(newTokens, b), nil, out[2]}
 	return append(head, caches...), tensors.FromFlatDataAndDimensions(newMask, b, s), newLengths, newRowOf, keep, nil
 }
@@ -756,7 +756,7 @@ func (m *Model) growCaches(out []*tensors.Tensor, s int) ([]*tensors.Tensor, err
 	if err != nil {
 		return nil, fmt.Errorf("qwen3: grow the KV caches to %d positions: %w", s, err)
 	}
-	freeTensors(out[len(out)-2*L:]) // the shorter caches
+	Free(out[len(out)-2*L:]) // the shorter caches
 	return append(slices.Clone(out[:len(out)-2*L]), caches...), nil
 }
 
@@ -923,14 +923,4 @@ func sample(s sampling, logits, rng, temps *Node) []*Node {
 func topKValues(x *Node, k int) *Node {
 	values, _ := TopK(x, k, -1)
 	return values
-}
-
-// freeTensors releases tensors' memory (device buffers included) now;
-// nil entries are skipped.
-func freeTensors(ts []*tensors.Tensor) {
-	for _, t := range ts {
-		if t != nil {
-			_ = t.FinalizeAll() // fails only for a backend's own error on release: nothing to do
-		}
-	}
 }

@@ -46,6 +46,12 @@ type PretrainData struct {
 	// and columns under other names, drawn per instance), so that names
 	// cannot be learned by heart and must be read from the observations.
 	Renamed bool
+	// RenamedCopies is the number of renamed copies of each instance when
+	// Renamed (0 or 1: one). The questions of an instance go to its copies
+	// in turn, so that each copy's names are seen on a few questions only:
+	// with one copy per instance a model learns each copy's names by heart
+	// (the table list tells which copy it is on) instead of reading them.
+	RenamedCopies int
 	// Reworded rewords the questions (bundled.Reword with
 	// bundled.PretrainNames; about a third of them keep their wording).
 	Reworded bool
@@ -136,12 +142,8 @@ func (p *Pipeline) PretrainQuestions(ctx context.Context, d PretrainData) ([]dat
 // the instance's name.
 func (p *Pipeline) varyInstance(ctx context.Context, d PretrainData, inst string, qs []dataset.QuestionRecord) ([]dataset.QuestionRecord, error) {
 	if d.Renamed && len(qs) > 0 {
-		dst := bundled.RenamedName(inst, bundled.PretrainNames, 1)
-		m, err := bundled.WriteRenamedCopy(ctx, p.Databases.Dir(), inst, dst, bundled.PretrainNames)
-		if err != nil {
-			return nil, err
-		}
-		if qs, err = bundled.RenameQuestions(ctx, p.Databases.Dir(), dst, dst+"_q", m, qs); err != nil {
+		var err error
+		if qs, err = p.renameInstance(ctx, inst, max(d.RenamedCopies, 1), qs); err != nil {
 			return nil, err
 		}
 	}
@@ -152,6 +154,31 @@ func (p *Pipeline) varyInstance(ctx context.Context, d PretrainData, inst string
 		}
 	}
 	return qs, nil
+}
+
+// renameInstance asks the questions qs of instance inst on its renamed
+// copies 1…copies (question i on copy i mod copies + 1), in their order.
+func (p *Pipeline) renameInstance(ctx context.Context, inst string, copies int, qs []dataset.QuestionRecord) ([]dataset.QuestionRecord, error) {
+	out := make([]dataset.QuestionRecord, len(qs))
+	for c := range min(copies, len(qs)) {
+		dst := bundled.RenamedName(inst, bundled.PretrainNames, c+1)
+		m, err := bundled.WriteRenamedCopy(ctx, p.Databases.Dir(), inst, dst, bundled.PretrainNames)
+		if err != nil {
+			return nil, err
+		}
+		var mine []dataset.QuestionRecord
+		for i := c; i < len(qs); i += copies {
+			mine = append(mine, qs[i])
+		}
+		renamed, err := bundled.RenameQuestions(ctx, p.Databases.Dir(), dst, dst+"_q", m, mine)
+		if err != nil {
+			return nil, err
+		}
+		for k, q := range renamed {
+			out[c+k*copies] = q
+		}
+	}
+	return out, nil
 }
 
 // forEach calls fn(0) … fn(n-1), GOMAXPROCS at a time, and joins their

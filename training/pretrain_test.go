@@ -543,3 +543,53 @@ func tinyPresetOnFreshData(t *testing.T) (GRPOConfig, bundled.Paths) {
 	cfg.QuestionsPath, cfg.EvalQuestionsPath, cfg.DBDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
 	return cfg, paths
 }
+
+// TestRenamedCopiesTakeTurns: with RenamedCopies, an instance's questions
+// are asked on its copies in turn — the same questions, answers and order
+// as with one copy — and the copies carry different names.
+func TestRenamedCopiesTakeTurns(t *testing.T) {
+	ctx := context.Background()
+	cfg, paths := tinyPresetOnFreshData(t)
+	cfg.TrainDatabases = []string{"library"}
+	p, err := OpenData(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	data := PretrainData{Databases: []string{"library"}, Instances: 1, Seed: 1, Renamed: true}
+	one, err := p.PretrainQuestions(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data.RenamedCopies = 3
+	three, err := p.PretrainQuestions(ctx, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(three) != len(one) || len(one) < 3 {
+		t.Fatalf("%d questions on 3 copies, %d on one", len(three), len(one))
+	}
+	for i, q := range three {
+		want := fmt.Sprintf("library_i1_v%d", i%3+1)
+		if q.DatabaseName != want || q.QuestionText != one[i].QuestionText || q.GoldAnswer != one[i].GoldAnswer {
+			t.Fatalf("question %d: %s %q → %q, want on %s %q → %q", i, q.DatabaseName, q.QuestionText, q.GoldAnswer,
+				want, one[i].QuestionText, one[i].GoldAnswer)
+		}
+	}
+	tables := func(db string) string {
+		d, err := sqlitedb.Open(sqlitedb.Path(paths.DBDir, db), sqlitedb.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		var names []string
+		for _, tb := range d.Tables() {
+			names = append(names, tb.Name)
+		}
+		return strings.Join(names, ",")
+	}
+	v1, v2, v3 := tables("library_i1_v1"), tables("library_i1_v2"), tables("library_i1_v3")
+	if v1 == v2 || v2 == v3 || v1 == v3 {
+		t.Errorf("copies share their table names: %s / %s / %s", v1, v2, v3)
+	}
+}

@@ -17,7 +17,9 @@
 // Beyond these rules, natural forms whose meaning is not in doubt are
 // accepted (natural.go): JSON, currency, magnitudes and number words, dates
 // compared as dates, NULL as None or N/A, "and" lists, table columns in
-// another order, and units and short sentences made of the question's words.
+// another order, and units and short sentences made of the question's words;
+// and, with the question, answers that state the gold's values in prose,
+// labelled lines or JSON objects (prose.go).
 //
 // Before comparing, the prediction is cleaned: surrounding code fences, lead-ins
 // ("Answer:", "The answer is"), Markdown emphasis and matching quotes (around
@@ -154,7 +156,8 @@ func cleanings(s string) []string {
 	}
 }
 
-var quotePairs = [][2]string{{`"`, `"`}, {`'`, `'`}, {"`", "`"}, {"“", "”"}, {"‘", "’"}}
+var quotePairs = [][2]string{{`"`, `"`}, {`'`, `'`}, {"`", "`"}, {"“", "”"}, {"‘", "’"}, {"«", "»"}, {"‹", "›"},
+	{"„", "“"}, {"„", "”"}, {"「", "」"}}
 
 // trimQuotes removes one pair of matching quotes around s, unless the
 // quotes are those of several quoted items ("a", "b" or "x" | "y"): the
@@ -232,7 +235,7 @@ func (e Expected) Check(predicted string) bool {
 		}
 	}
 	p := forms[len(forms)-1]
-	if p == "" {
+	if p == "" || e.otherCurrency(p) {
 		return false
 	}
 	switch typ {

@@ -3,6 +3,7 @@ package answer
 import (
 	"regexp"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -13,6 +14,8 @@ type cell struct {
 	isNum   bool
 	integer bool // the gold value is an integer: compare exactly
 	null    bool // the gold value is NULL: None, N/A, null or an empty cell match it
+	dated   bool // a date (or date and time) read from prose: when
+	when    time.Time
 }
 
 func goldCell(v any) cell {
@@ -29,11 +32,13 @@ func goldCell(v any) cell {
 	return textCell(FormatValue(v))
 }
 
-// textCell reads a cell written as text; it is numeric when it parses as a number.
+// textCell reads a cell written as text, without quotes or emphasis around
+// it; it is numeric when it parses as a number (currency signs, thousands
+// separators and magnitudes allowed: "$52,000").
 func textCell(s string) cell {
-	s = trimQuotes(strings.TrimSpace(s))
+	s = trimEmphasis(trimQuotes(strings.TrimSpace(s)))
 	c := cell{text: foldText(s)}
-	if f, ok := parseNumber(s); ok {
+	if f, ok := parseLooseNumber(s); ok {
 		c.num, c.isNum = f, true
 		c.integer = !strings.ContainsAny(s, ".eE")
 	}
@@ -43,7 +48,11 @@ func textCell(s string) cell {
 // matches reports whether predicted cell p matches gold cell g.
 func (g cell) matches(p cell) bool {
 	if g.null {
-		return p.text == "" || nullWords[p.text]
+		return p.text == "" || nullWords[p.text] || emptyCells[p.text]
+	}
+	if p.dated {
+		d, ok := parseDate(g.text)
+		return ok && d.Equal(p.when)
 	}
 	if g.isNum {
 		if !p.isNum {
@@ -54,7 +63,21 @@ func (g cell) matches(p cell) bool {
 		}
 		return closeTo(p.num, g.num)
 	}
-	return p.text == g.text
+	return p.text == g.text || sameText(p.text, g.text)
+}
+
+// emptyCells are the dashes a table shows in an empty cell; they match a
+// NULL gold cell.
+var emptyCells = map[string]bool{"-": true, "—": true, "–": true}
+
+// sameText reports whether the folded predicted text p names the gold text
+// g with an article in front or a sentence's period after it ("the
+// Netherlands" for Netherlands).
+func sameText(p, g string) bool {
+	if !strings.HasSuffix(g, ".") {
+		p = strings.TrimSpace(strings.TrimSuffix(p, "."))
+	}
+	return p == g || (!strings.HasPrefix(g, "the ") && strings.TrimPrefix(p, "the ") == g)
 }
 
 var itemPrefix = regexp.MustCompile(`^(?:[-*•]|\d+[.)])\s+`)
@@ -195,7 +218,11 @@ func parseTable(s string) [][]cell {
 		var parts []string
 		switch {
 		case strings.Contains(line, "|"):
-			line = strings.TrimSuffix(strings.TrimPrefix(line, "|"), "|")
+			// A Markdown row has pipes at both ends; without the leading
+			// one, a trailing pipe ends an empty last cell ("Lima |").
+			if strings.HasPrefix(line, "|") {
+				line = strings.TrimSuffix(line[1:], "|")
+			}
 			parts = strings.Split(line, "|")
 		case strings.Contains(line, "\t"):
 			parts = strings.Split(line, "\t")
@@ -250,6 +277,9 @@ func sameRows(pred, gold [][]cell, columns []string) bool {
 
 // rowMatches reports whether predicted row p matches gold row g cell by cell.
 func rowMatches(p, g []cell) bool {
+	if len(p) == len(g)+1 && p[len(g)].text == "" {
+		p = p[:len(g)] // "Alice | 3 |": a pipe after the last cell
+	}
 	if len(p) != len(g) {
 		return false
 	}
@@ -274,16 +304,51 @@ func isHeader(row []cell, columns []string, gold [][]cell) bool {
 	if len(row) != len(columns) {
 		return false
 	}
+	labels := labelColumns(columns)
 	for i, c := range row {
 		if c.isNum {
 			return false
 		}
 		h, col := alnum(c.text), alnum(columnName(columns[i]))
-		if h == "" || col == "" || !(h == col || (len(h) >= 3 && strings.Contains(col, h)) || (len(col) >= 3 && strings.Contains(h, col))) {
+		named := h != "" && col != "" && (h == col || (len(h) >= 3 && strings.Contains(col, h)) || (len(col) >= 3 && strings.Contains(h, col)))
+		if !named && namedColumn(c.text, labels) != i {
 			return false
 		}
 	}
 	return true
+}
+
+// labelColumns maps each stem of the columns' labels (columnLabels) to the
+// one column it names, or to -1 when it names several.
+func labelColumns(columns []string) map[string]int {
+	labels := map[string]int{}
+	for k, c := range columns {
+		for _, w := range columnLabels(c) {
+			if j, ok := labels[w]; ok && j != k {
+				labels[w] = -1
+			} else {
+				labels[w] = k
+			}
+		}
+	}
+	return labels
+}
+
+// namedColumn is the one column the words of a header cell name through
+// their labels ("Average" for avg(age)), or -1.
+func namedColumn(text string, labels map[string]int) int {
+	named := -1
+	for _, w := range wordsOf(text) {
+		j, ok := labels[stem(w)]
+		if !ok || j < 0 {
+			continue
+		}
+		if named >= 0 && named != j {
+			return -1
+		}
+		named = j
+	}
+	return named
 }
 
 // headerLike reports whether row, of text cells only, sits over a gold

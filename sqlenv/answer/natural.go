@@ -37,7 +37,7 @@ import (
 // functionWords may surround an answer in a sentence.
 var functionWords = map[string]bool{
 	"a": true, "an": true, "the": true, "there": true, "is": true, "are": true, "was": true, "were": true,
-	"in": true, "of": true, "total": true, "answer": true, "it": true, "they": true, "has": true, "have": true,
+	"in": true, "of": true, "answer": true, "it": true, "they": true, "has": true, "have": true,
 	"had": true, "with": true, "for": true, "s": true, "its": true, "their": true, "be": true, "by": true,
 	"exactly": true, "only": true, "all": true, "and": true, "to": true, "on": true, "at": true,
 	"that": true, "which": true, "who": true, "whose": true, "these": true, "those": true,
@@ -47,8 +47,14 @@ var functionWords = map[string]bool{
 var nullWords = map[string]bool{"null": true, "none": true, "n/a": true, "na": true, "nil": true, "(null)": true, "<null>": true}
 
 // natural reports whether p (cleaned by Normalize) is a correct answer in one
-// of the natural forms above.
+// of the natural forms above, or states the gold's values in prose (prose.go).
 func (e Expected) natural(p string) bool {
+	return e.naturalForm(p) || e.statesGold(p)
+}
+
+// naturalForm reports whether p is a correct answer in one of the natural
+// forms above.
+func (e Expected) naturalForm(p string) bool {
 	if alt, ok := fromJSON(p); ok && alt != p {
 		if e.Check(alt) {
 			return true
@@ -60,7 +66,7 @@ func (e Expected) natural(p string) bool {
 		if !ok {
 			return false
 		}
-		if e.Type == Float { // an approximate value is what the 1 % tolerance is for
+		if e.Type == Float && g != math.Trunc(g) { // an approximate value is what the 1 % tolerance is for
 			p = approximately.ReplaceAllString(p, "")
 		}
 		for _, v := range e.numbersIn(p) {
@@ -251,6 +257,9 @@ var magnitudes = map[string]float64{"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1
 // parseLooseNumber reads a number with a currency sign or code, spaces as
 // thousands separators, or a magnitude.
 func parseLooseNumber(s string) (float64, bool) {
+	if strings.IndexFunc(s, unicode.IsDigit) < 0 {
+		return 0, false
+	}
 	s = strings.TrimSpace(s)
 	neg := false
 	if strings.HasPrefix(s, "-") {
@@ -320,12 +329,16 @@ func parseNumberWords(s string) (float64, bool) {
 var dateLayouts = []string{
 	"2006-01-02", "2006-01-02T15:04:05", "2006-01-02T15:04:05Z07:00", "2006-01-02 15:04:05", "2006-01-02 15:04",
 	"2006/01/02", "January 2, 2006", "January 2 2006", "Jan 2, 2006", "Jan 2 2006", "2 January 2006",
-	"2 Jan 2006", "January 2nd, 2006", "1/2/2006", "01/02/2006", "Monday, January 2, 2006",
+	"2 Jan 2006", "January 2nd, 2006", "1/2/2006", "01/02/2006", "Monday, January 2, 2006", "Monday January 2 2006",
+	"2 January 2006 15:04:05", "2 January 2006 15:04", "January 2 2006 15:04:05", "January 2 2006 15:04",
+	"2 Jan 2006 15:04:05", "Jan 2 2006 15:04:05", "January 2 2006 3:04:05 PM", "2 January 2006 3:04:05 PM",
+	"January 2 2006 3:04 PM", "2 January 2006 3:04 PM", "2006-01-02 3:04:05 PM", "1/2/2006 15:04:05", "1/2/2006 3:04:05 PM",
+	"Monday January 2 2006 15:04:05", "Monday January 2 2006 3:04:05 PM", "Monday 2 January 2006", "Jan 2 2006 3:04:05 PM",
 }
 
 var andSeparator = regexp.MustCompile(`(?i),?\s+(and|&)\s+`)
 
-var ordinalSuffix = regexp.MustCompile(`(\d)(st|nd|rd|th)\b`)
+var ordinalSuffix = regexp.MustCompile(`(?i)(\d)(st|nd|rd|th)\b`)
 
 // parseDate reads s in one of dateLayouts (day-first d/m/y too when the day
 // is over 12), as a date and time.
@@ -416,6 +429,7 @@ func (e Expected) permutedColumns(p string) bool {
 	for i := range perm {
 		perm[i] = i
 	}
+	numeric := numericColumns(gold)
 	// The identity is the main rule's; the others follow it.
 	for nextPermutation(perm) {
 		permuted := make([][]cell, len(pred))
@@ -425,11 +439,44 @@ func (e Expected) permutedColumns(p string) bool {
 				permuted[i][perm[k]] = r[k]
 			}
 		}
+		// Which of two numbers is which cannot be told from the numbers:
+		// columns of numbers keep their order unless a header names them.
+		headed := len(pred) == len(gold)+1
+		if !headed && !keepsOrder(perm, numeric) {
+			continue
+		}
 		if sameRows(permuted, gold, e.Columns) && e.rowsInOrder(permuted, gold) {
 			return true
 		}
 	}
 	return false
+}
+
+// numericColumns reports, per column, whether all gold cells in it are numbers.
+func numericColumns(gold [][]cell) []bool {
+	numeric := make([]bool, len(gold[0]))
+	for k := range numeric {
+		numeric[k] = true
+		for _, row := range gold {
+			if k >= len(row) || !row[k].isNum {
+				numeric[k] = false
+			}
+		}
+	}
+	return numeric
+}
+
+// keepsOrder reports whether perm (predicted column k → gold column
+// perm[k]) keeps the order of the numeric columns.
+func keepsOrder(perm []int, numeric []bool) bool {
+	for k := range perm {
+		for k2 := k + 1; k2 < len(perm); k2++ {
+			if numeric[perm[k]] && numeric[perm[k2]] && perm[k] > perm[k2] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // nextPermutation steps perm to the next permutation in lexicographic order;
@@ -470,6 +517,13 @@ func fromJSON(p string) (string, bool) {
 			v = x
 		}
 	}
+	if hasWideObject(v) {
+		// Objects of several keys are rows keyed by column, or values
+		// keyed by value ({"2014": 2, "2015": 4}): the prose reader reads
+		// them with their keys; in an order of keys alone, which value
+		// is which would be lost.
+		return "", false
+	}
 	switch x := v.(type) {
 	case []any:
 		lines := make([]string, 0, len(x))
@@ -493,6 +547,22 @@ func fromJSON(p string) (string, bool) {
 	default:
 		return jsonScalar(x), true
 	}
+}
+
+// hasWideObject reports whether v is, or is an array holding, an object of
+// more than one key.
+func hasWideObject(v any) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		return len(x) > 1
+	case []any:
+		for _, item := range x {
+			if m, ok := item.(map[string]any); ok && len(m) > 1 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // objectRow is an object's values as one row, in the order of its keys.

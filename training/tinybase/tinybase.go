@@ -67,6 +67,9 @@ type Provenance struct {
 	// columns under other names); Reworded: its questions were reworded.
 	Renamed  bool `json:"renamed,omitempty"`
 	Reworded bool `json:"reworded,omitempty"`
+	// RenamedCopies is the number of renamed copies of each instance, its
+	// questions asked on them in turn (0 in earlier provenance: one).
+	RenamedCopies int `json:"renamed_copies,omitempty"`
 	// Loss names the tokens trained on: "text" (every token of each oracle
 	// turn) or "actions" (the oracle's actions only).
 	Loss string `json:"loss"`

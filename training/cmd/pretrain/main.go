@@ -69,6 +69,7 @@ type options struct {
 	heads, evalSteps             int
 	lengthGroupBatches           int
 	renamed, reworded            bool
+	renamedCopies                int
 }
 
 // Defaults of the shipped model (provenance.json records what was used).
@@ -105,6 +106,7 @@ func parse(args []string) (options, error) {
 	fs.Int64Var(&o.seed, "seed", 1, "initialisation, question choice and shuffling seed")
 	fs.IntVar(&o.evalSteps, "eval_steps", defaultEvalSteps, "optimizer steps between greedy evaluations on the held-out questions and unseen databases (0: only at the end)")
 	fs.BoolVar(&o.renamed, "renamed", false, "train on a renamed copy of each instance (tables and columns under other names, drawn per instance), so that names must be read, not recalled")
+	fs.IntVar(&o.renamedCopies, "renamed_copies", 1, "with -renamed: renamed copies of each instance, its questions asked on them in turn (more copies: fewer questions per set of names, so that names must be read)")
 	fs.BoolVar(&o.reworded, "reworded", false, "reword the questions (other frames, first words and phrases; about a third keep their wording)")
 	fs.IntVar(&o.heads, "heads", training.TinyPretrainHeads, "attention heads of the new model (each with its own key and value head)")
 	fs.StringVar(&o.loss, "loss", string(training.PretrainOnActions), "tokens trained on: text (every token of each turn: question, observations, action) or actions (the oracle's actions only)")
@@ -139,6 +141,9 @@ func parse(args []string) (options, error) {
 	if o.loss != string(training.PretrainOnText) && o.loss != string(training.PretrainOnActions) {
 		return o, fmt.Errorf("-loss %q: want %s or %s", o.loss, training.PretrainOnText, training.PretrainOnActions)
 	}
+	if o.renamedCopies < 1 {
+		return o, fmt.Errorf("-renamed_copies %d: want at least 1", o.renamedCopies)
+	}
 	if o.lengthGroupBatches < 0 {
 		return o, fmt.Errorf("-length_group_batches %d: want 0 or more", o.lengthGroupBatches)
 	}
@@ -159,6 +164,9 @@ func defaultWorkDir(o options) (string, error) {
 	key := fmt.Sprintf("%v %d %d %d %d %g %d %s %d %d", o.databases, o.instances, o.perInstance, o.epochs, o.batchSize, o.learningRate, o.seed, o.loss, o.heads, o.lengthGroupBatches)
 	if o.renamed || o.reworded { // the keys of earlier runs stay as they were
 		key += fmt.Sprintf(" renamed=%v reworded=%v", o.renamed, o.reworded)
+	}
+	if o.renamedCopies > 1 {
+		key += fmt.Sprintf(" renamed_copies=%d", o.renamedCopies)
 	}
 	sum := sha256.Sum256([]byte(key))
 	return filepath.Join(base, "gosqlenv", "pretrain-"+hex.EncodeToString(sum[:6])), nil
@@ -250,8 +258,8 @@ func Config(o options, paths bundled.Paths) training.GRPOConfig {
 // commandLine is the command that rebuilds the model with every setting
 // spelled out, so that it means the same when the defaults change.
 func commandLine(o options) string {
-	return fmt.Sprintf("GOEXPERIMENT=simd go run ./training/cmd/pretrain -databases %s -instances %d -per_instance %d -renamed=%v -reworded=%v -loss %s -heads %d -epochs %d -batch_size %d -learning_rate %g -length_group_batches %d -seed %d -output_dir %s",
-		strings.Join(o.databases, ","), o.instances, o.perInstance, o.renamed, o.reworded, o.loss, o.heads, o.epochs, o.batchSize, o.learningRate, o.lengthGroupBatches, o.seed, o.outputDir)
+	return fmt.Sprintf("GOEXPERIMENT=simd go run ./training/cmd/pretrain -databases %s -instances %d -per_instance %d -renamed=%v -renamed_copies %d -reworded=%v -loss %s -heads %d -epochs %d -batch_size %d -learning_rate %g -length_group_batches %d -seed %d -output_dir %s",
+		strings.Join(o.databases, ","), o.instances, o.perInstance, o.renamed, o.renamedCopies, o.reworded, o.loss, o.heads, o.epochs, o.batchSize, o.learningRate, o.lengthGroupBatches, o.seed, o.outputDir)
 }
 
 func gitCommit() string {
@@ -300,7 +308,7 @@ func prepare(ctx context.Context, o options) (*training.Pipeline, training.GRPOC
 	}
 	fmt.Fprintf(os.Stderr, "work directory %s (run the same command again to continue after an interruption)\n", o.workDir)
 	fmt.Fprintf(os.Stderr, "generating %d instances of %d databases…\n", o.instances, len(o.databases))
-	data := training.PretrainData{Databases: o.databases, Instances: o.instances, PerInstance: o.perInstance, Seed: o.seed, Renamed: o.renamed, Reworded: o.reworded}
+	data := training.PretrainData{Databases: o.databases, Instances: o.instances, PerInstance: o.perInstance, Seed: o.seed, Renamed: o.renamed, RenamedCopies: o.renamedCopies, Reworded: o.reworded}
 	if p.Pretrain, err = p.PretrainQuestions(ctx, data); err != nil {
 		return p, cfg, err
 	}
@@ -328,7 +336,7 @@ func evaluateAndSave(ctx context.Context, p *training.Pipeline, o options, cfg t
 		Created:   time.Now().UTC().Format(time.RFC3339),
 		Machine:   machine(),
 		Databases: o.databases, Difficulties: cfg.DifficultyFilter,
-		Instances: o.instances, PerInstance: o.perInstance, Renamed: o.renamed, Reworded: o.reworded, Loss: o.loss,
+		Instances: o.instances, PerInstance: o.perInstance, Renamed: o.renamed, RenamedCopies: o.renamedCopies, Reworded: o.reworded, Loss: o.loss,
 		Questions: res.Questions, Samples: res.Samples,
 		Epochs: o.epochs, LearningRate: o.learningRate, BatchSize: o.batchSize, Seed: o.seed, LengthGroupBatches: o.lengthGroupBatches,
 		FinalLoss: res.FinalLoss,

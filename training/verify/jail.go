@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -168,6 +169,7 @@ type jail struct {
 	cgroup  string
 	notices []string
 	done    chan struct{} // closed when bwrap has exited
+	tainted atomic.Bool   // init reported a change of its own state (response.Tainted)
 
 	mu sync.Mutex // one command at a time
 }
@@ -427,7 +429,11 @@ type request struct {
 
 // response must match struct gs_response in initc/init.c.
 type response struct {
-	Status, TimedOut, Err, _ int32
+	Status, TimedOut, Err int32
+	// Tainted: init's own state (limits, affinity, priority, OOM score,
+	// core-dump filter) changed since the jail opened — a command reached
+	// it — so the jail must not serve another verification.
+	Tainted int32
 }
 
 // run runs one command in the jail and waits for it; ctx ends it (and the
@@ -471,6 +477,9 @@ func (j *jail) run(ctx context.Context, c jailCommand) RunResult {
 	rs, rerr := j.receive()
 	res.Duration = time.Since(start)
 	cio.wait(&res)
+	if rs.Tainted != 0 {
+		j.tainted.Store(true)
+	}
 	switch {
 	case ctx.Err() != nil && rerr != nil:
 		res.TimedOut, res.Err = true, fmt.Errorf("sandbox: %w", ctx.Err())

@@ -68,10 +68,11 @@ func (p *jailPool) get(memory, tmpSize uint64) *pooledJail {
 	return nil
 }
 
-// put keeps pj for a later verification, or closes it when it has ended
-// or enough jails wait already.
+// put keeps pj for a later verification, or closes it when it has ended,
+// when a command changed its init (it would not be as good as new), or
+// when enough jails wait already.
 func (p *jailPool) put(pj *pooledJail) {
-	if pj.j.exited() {
+	if pj.j.exited() || pj.j.tainted.Load() {
 		pj.close()
 		return
 	}

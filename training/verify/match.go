@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
 )
@@ -23,7 +25,11 @@ type MatchMode string
 const (
 	// MatchExact: normalised texts are equal.
 	MatchExact MatchMode = "exact"
-	// MatchContains: expected is a substring of actual.
+	// MatchContains: expected occurs in actual as whole tokens ("42" in
+	// "the answer is 42", not in "142"), and what surrounds it is short:
+	// at most ContainsExtraTokens other tokens, none of them a number when
+	// expected holds one — so that a spray of candidates ("0 1 2 … 99999")
+	// does not contain the answer.
 	MatchContains MatchMode = "contains"
 	// MatchRegex: expected is a pattern that must match at the start of
 	// actual, as Python's re.match does (halo-forge); the pattern syntax is
@@ -37,6 +43,11 @@ const (
 	// magnitude): by default 1e-6 and 1e-6 (halo-forge: absolute 1e-6 only).
 	MatchNumeric MatchMode = "numeric"
 )
+
+// ContainsExtraTokens is how many tokens (runs of letters and digits, or
+// single other characters that are not white space) MatchContains allows
+// around the expected text.
+const ContainsExtraTokens = 16
 
 // Default numeric tolerances (Matcher.AbsTol, Matcher.RelTol).
 const (
@@ -85,7 +96,7 @@ func (m Matcher) Match(actual, expected string) bool {
 	a, e := Normalize(actual), Normalize(expected)
 	switch m.Mode {
 	case MatchContains:
-		return strings.Contains(a, e)
+		return containsBounded(a, e)
 	case MatchRegex:
 		re, err := compilePattern(e)
 		if err != nil {
@@ -131,6 +142,52 @@ func (m Matcher) numbersAgree(a, e string) bool {
 		}
 	}
 	return true
+}
+
+// containsBounded reports whether e occurs in a at token boundaries with
+// few tokens around it (MatchContains).
+func containsBounded(a, e string) bool {
+	if e == "" {
+		return false
+	}
+	numeric := strings.ContainsAny(e, "0123456789")
+	for from := 0; ; {
+		i := strings.Index(a[from:], e)
+		if i < 0 {
+			return false
+		}
+		i += from
+		before, after := a[:i], a[i+len(e):]
+		if boundary(before, e, true) && boundary(after, e, false) {
+			rest := outsideTokens.FindAllString(before+" "+after, -1)
+			if len(rest) <= ContainsExtraTokens && !(numeric && strings.ContainsAny(before+after, "0123456789")) {
+				return true
+			}
+		}
+		from = i + 1
+	}
+}
+
+// outsideTokens are the tokens ContainsExtraTokens counts.
+var outsideTokens = regexp.MustCompile(`[\pL\pN]+|[^\pL\pN\s]`)
+
+// boundary reports whether e, next to side (before it, or after it), ends
+// a token there: side is empty, or the characters that meet are not both
+// letters or digits.
+func boundary(side, e string, before bool) bool {
+	if side == "" {
+		return true
+	}
+	var x, y rune
+	if before {
+		x, _ = utf8.DecodeLastRuneInString(side)
+		y, _ = utf8.DecodeRuneInString(e)
+	} else {
+		x, _ = utf8.DecodeLastRuneInString(e)
+		y, _ = utf8.DecodeRuneInString(side)
+	}
+	word := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+	return !(word(x) && word(y))
 }
 
 func isInteger(tok string) bool { return !strings.ContainsAny(tok, ".eE") }

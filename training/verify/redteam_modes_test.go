@@ -527,3 +527,140 @@ int main() {
 		}
 	})
 }
+
+// Issue 55: a candidate can neither lower another candidate's reward nor
+// talk to it. A planter reaches for the jail's init — its limits
+// (prlimit64 on pid 1), priority, CPU affinity, OOM score and core-dump
+// filter — then correct programs verify after it: each scores 1 and sees
+// the same limits and /proc values as one verified before the planter. In
+// a user namespace commands share init's uid, so the planter's calls are
+// refused (seccomp) or, where they reach /proc/1, the jail is not reused.
+func TestRedTeamPlanterCannotHurtLaterVerifications(t *testing.T) {
+	planter := `#include <cstdio>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main() {
+  struct rlimit lim[] = {{4, 4}, {1, 1}, {1, 1}, {262144, 262144}};
+  int which[] = {RLIMIT_NOFILE, RLIMIT_NPROC, RLIMIT_CPU, RLIMIT_STACK};
+  int hit = 0;
+  for (int i = 0; i < 4; i++) hit += syscall(SYS_prlimit64, 1, which[i], &lim[i], nullptr) == 0;
+  hit += setpriority(PRIO_PROCESS, 1, 19) == 0;
+  cpu_set_t one; CPU_ZERO(&one); CPU_SET(0, &one);
+  hit += sched_setaffinity(1, sizeof one, &one) == 0;
+  struct rlimit soft = {7, 7}; hit += syscall(SYS_prlimit64, 1, RLIMIT_RTTIME, &soft, nullptr) == 0;
+  const char* files[][2] = {{"/proc/1/oom_score_adj", "1000"}, {"/proc/1/coredump_filter", "0x7f"}};
+  for (auto& f : files) { FILE* w = fopen(f[0], "w"); if (w) { hit += fputs(f[1], w) >= 0; fclose(w); } }
+  fprintf(stderr, "planted %d\n", hit);
+  puts("ok");
+}`
+	victim := `#include <cstdio>
+#include <sys/resource.h>
+#include <unistd.h>
+int main() {
+  int which[] = {RLIMIT_NOFILE, RLIMIT_NPROC, RLIMIT_CPU, RLIMIT_STACK, RLIMIT_RTTIME};
+  for (int w : which) { struct rlimit l; getrlimit(w, &l); fprintf(stderr, "%d %llu %llu\n", w, (unsigned long long)l.rlim_cur, (unsigned long long)l.rlim_max); }
+  const char* files[] = {"/proc/self/oom_score_adj", "/proc/self/coredump_filter"};
+  for (const char* f : files) { FILE* r = fopen(f, "r"); char b[32] = {0}; if (r) { fgets(b, sizeof b, r); fclose(r); } fprintf(stderr, "%s %s", f, b); }
+  fprintf(stderr, "nice %d\n", getpriority(PRIO_PROCESS, 0));
+  FILE* fds = popen("true", "r"); if (fds) pclose(fds);
+  puts("ok");
+}`
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		verify := func(code string) (Result, string) {
+			r := NewGCCExecutionVerifier([]TestCase{{Expected: "ok"}, {Expected: "ok"}}).Verify(context.Background(), code)
+			return r, testsOf(t, r)[0].Stderr
+		}
+		before, seen := verify(victim)
+		if before.Reward != 1 {
+			t.Fatalf("victim before the planter: reward %v (%s)", before.Reward, before.Error)
+		}
+		for round := range 2 {
+			p, planted := verify(planter)
+			t.Logf("planter %d: reward %v %s", round, p.Reward, strings.TrimSpace(planted))
+			for i := range 3 {
+				r, state := verify(victim)
+				if r.Reward != 1 {
+					t.Errorf("round %d victim %d after a planter: reward %v (%s %s)", round, i, r.Reward, r.Error, r.Details)
+				}
+				if state != seen {
+					t.Errorf("round %d victim %d runs under what the planter left:\n%s\nbefore the planter:\n%s", round, i, state, seen)
+				}
+			}
+		}
+	})
+}
+
+// Issue 55: no channel through locks on files every candidate can open
+// (the read-only system files): flock and fcntl record locks are refused.
+func TestRedTeamNoLockChannel(t *testing.T) {
+	code := `#include <cerrno>
+#include <cstdio>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+int main() {
+  int fd = open("/usr/bin/env", O_RDONLY);
+  if (fd < 0) fd = open("/bin/sh", O_RDONLY);
+  int got = 0;
+  if (flock(fd, LOCK_SH | LOCK_NB) == 0) { got++; fprintf(stderr, "flock\n"); }
+  struct flock l = {}; l.l_type = F_RDLCK; l.l_whence = SEEK_SET; l.l_start = 0xa5; l.l_len = 1;
+  if (fcntl(fd, F_SETLK, &l) == 0) { got++; fprintf(stderr, "F_SETLK\n"); }
+  if (fcntl(fd, F_OFD_SETLK, &l) == 0) { got++; fprintf(stderr, "F_OFD_SETLK\n"); }
+  struct flock q = {}; q.l_type = F_WRLCK; q.l_whence = SEEK_SET; q.l_len = 0;
+  if (fcntl(fd, F_GETLK, &q) == 0) { got++; fprintf(stderr, "F_GETLK\n"); }
+  printf("ok %d\n", got);
+}`
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		r := NewGCCExecutionVerifier([]TestCase{{Expected: "ok 0"}}).Verify(context.Background(), code)
+		if r.Reward != 1 {
+			tr := testsOf(t, r)[0]
+			t.Errorf("locks on a shared file: %q %q (reward %v)", tr.Actual, tr.Stderr, r.Reward)
+		}
+	})
+}
+
+// Issue 55: system calls the filter denies fail with EPERM, unknown numbers
+// (syscall(-1), x32's, numbers past the newest) with ENOSYS as on a kernel
+// without them — never SIGSYS — and sockets to the hypervisor or the kernel
+// with EAFNOSUPPORT; the program runs on and prints what it saw.
+func TestRedTeamSeccompAnswersWithErrors(t *testing.T) {
+	code := `#include <cerrno>
+#include <cstdio>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int err(long r) { return r < 0 ? errno : 0; }
+int main() {
+  long unknown[] = {-1, 0x40000000L + 39, 500, 1023};
+  for (long n : unknown) printf("%d ", err(syscall(n, 0, 0, 0)));
+  long denied[] = {447 /* memfd_secret */, 444 /* landlock_create_ruleset */, 467 /* open_tree_attr */,
+                   424 /* pidfd_send_signal */, SYS_sysfs, SYS_modify_ldt, SYS_vmsplice, SYS_personality};
+  for (long n : denied) printf("%d ", err(syscall(n, 0, 0, 0, 0)));
+  printf("%d %d\n", err(socket(40 /* AF_VSOCK */, SOCK_STREAM, 0)), err(socket(16 /* AF_NETLINK */, SOCK_RAW, 0)));
+}`
+	want := fmt.Sprintf("%d %d %d %d %d %d %d %d %d %d %d %d %d %d", syscall.ENOSYS, syscall.ENOSYS, syscall.ENOSYS, syscall.ENOSYS,
+		syscall.EPERM, syscall.EPERM, syscall.EPERM, syscall.EPERM, syscall.EPERM, syscall.EPERM, syscall.EPERM, syscall.EPERM,
+		syscall.EAFNOSUPPORT, syscall.EAFNOSUPPORT)
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		r := NewGCCExecutionVerifier([]TestCase{{Expected: want}}).Verify(context.Background(), code)
+		if r.Reward != 1 {
+			tr := testsOf(t, r)[0]
+			t.Errorf("got %q (signal %q), want %q", tr.Actual, tr.Signal, want)
+		}
+	})
+}
+
+// Issue 55: with contains matching, printing every candidate answer (0 to
+// 99,999) does not pass a numeric task.
+func TestRedTeamContainsSpray(t *testing.T) {
+	code := `#include <cstdio>
+int main() { for (int i = 0; i < 100000; i++) printf("%d\n", i); }`
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		r := NewGCCExecutionVerifier([]TestCase{{Expected: "4242"}}, WithMatch(MatchContains)).Verify(context.Background(), code)
+		if r.Reward != 0.5 {
+			t.Errorf("a spray of every number: reward %v, want 0.5 (compiled, no test passed)", r.Reward)
+		}
+	})
+}

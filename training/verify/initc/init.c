@@ -49,6 +49,35 @@
 #include <time.h>
 #include <unistd.h>
 
+// System calls newer than some C libraries' headers: their numbers are
+// the same on every architecture since 5.1 (the unified table).
+#ifndef __NR_pidfd_send_signal
+#define __NR_pidfd_send_signal 424
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open 434
+#endif
+#ifndef __NR_landlock_create_ruleset
+#define __NR_landlock_create_ruleset 444
+#endif
+#ifndef __NR_landlock_add_rule
+#define __NR_landlock_add_rule 445
+#endif
+#ifndef __NR_landlock_restrict_self
+#define __NR_landlock_restrict_self 446
+#endif
+#ifndef __NR_memfd_secret
+#define __NR_memfd_secret 447
+#endif
+#ifndef __NR_open_tree_attr
+#define __NR_open_tree_attr 467
+#endif
+
+// GS_FIRST_UNKNOWN_NR: system calls from this number on (newer than this
+// filter, or not system calls at all: syscall(-1), x32's) fail with ENOSYS,
+// as on a kernel without them.
+#define GS_FIRST_UNKNOWN_NR 468
+
 #define GS_MAGIC 0x67737631u // "gsv1"
 #define GS_MAX_MSG (256 * 1024)
 
@@ -67,7 +96,7 @@ struct gs_response {
 	int32_t status;    // raw wait status of the command
 	int32_t timed_out; // 1 when the timeout killed it
 	int32_t err;       // errno when it could not be started, else 0
-	int32_t pad;
+	int32_t tainted;   // 1 when init's own state changed (init_state): do not reuse the jail
 };
 
 // tmp_size is the size of the jail's /tmp, from "--tmp-size N".
@@ -293,6 +322,26 @@ static const int denied_syscalls[] = {
 #ifdef __NR_vhangup
     __NR_vhangup,
 #endif
+    // Issue 55: calls that reach other processes or the kernel's state
+    // (pidfd_send_signal on init, vmsplice, modify_ldt, sysfs) or a
+    // channel between commands (flock on shared read-only files).
+    __NR_memfd_secret, __NR_landlock_create_ruleset, __NR_landlock_add_rule, __NR_landlock_restrict_self,
+    __NR_open_tree_attr, __NR_pidfd_open, __NR_pidfd_send_signal,
+#ifdef __NR_personality
+    __NR_personality,
+#endif
+#ifdef __NR_sysfs
+    __NR_sysfs,
+#endif
+#ifdef __NR_modify_ldt
+    __NR_modify_ldt,
+#endif
+#ifdef __NR_vmsplice
+    __NR_vmsplice,
+#endif
+#ifdef __NR_flock
+    __NR_flock,
+#endif
 };
 
 #if defined(__x86_64__)
@@ -305,6 +354,7 @@ static const int denied_syscalls[] = {
 #error "seccomp filter: unknown architecture"
 #endif
 
+
 // The namespace flags clone may not be given.
 #define GS_NS_FLAGS (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | 0x00000080 /* CLONE_NEWTIME */)
 
@@ -313,22 +363,66 @@ static const int denied_syscalls[] = {
 // filter cannot read) with ENOSYS, so that libc falls back to clone. A
 // system call of another architecture (x32, i386 on x86_64) kills the
 // process. no_new_privs must be set.
+// deny_arg_nonzero (and deny_arg_in) append to f the instructions that
+// fail the system call nr with err when its argument arg (low 32 bits) is
+// not zero (is one of vals); the accumulator holds nr before and after.
+static int deny_arg_nonzero(struct sock_filter *f, int k, unsigned nr, int arg, int err) {
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 4);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[arg]));
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+	return k;
+}
+
+static int deny_arg_in(struct sock_filter *f, int k, unsigned nr, int arg, const unsigned *vals, int nvals, int err) {
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, (unsigned char)(nvals + 3));
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[arg]));
+	for (int i = 0; i < nvals; i++) {
+		// Equal: jump to the return below; else try the next value.
+		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, vals[i], (unsigned char)(nvals - i), 0);
+	}
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, 1, 0, 0);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+	return k;
+}
+
 static int seccomp_filter(void) {
 	enum { n_denied = sizeof denied_syscalls / sizeof denied_syscalls[0] };
-	struct sock_filter f[16 + 2 * n_denied];
+	struct sock_filter f[96 + 2 * n_denied];
 	int k = 0;
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
 	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, GS_AUDIT_ARCH, 1, 0);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-#if defined(__x86_64__)
-	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u /* __X32_SYSCALL_BIT */, 0, 1);
-	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
-#endif
+	// Unknown numbers (x32's among them on x86_64) fail as on a kernel
+	// without them, rather than killing the program.
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, GS_FIRST_UNKNOWN_NR, 0, 1);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
 	for (int i = 0; i < n_denied; i++) {
 		f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)denied_syscalls[i], 0, 1);
 		f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
 	}
+	// Only the calling process's own limits and priority: prlimit64 and
+	// setpriority on another process (init's, in a user namespace where
+	// commands share its uid) would change what later commands run under.
+	k = deny_arg_nonzero(f, k, __NR_prlimit64, 0, EPERM);
+	k = deny_arg_nonzero(f, k, __NR_setpriority, 1, EPERM);
+	k = deny_arg_nonzero(f, k, __NR_ioprio_set, 1, EPERM);
+	k = deny_arg_nonzero(f, k, __NR_sched_setaffinity, 0, EPERM);
+	k = deny_arg_nonzero(f, k, __NR_sched_setscheduler, 0, EPERM);
+	k = deny_arg_nonzero(f, k, __NR_sched_setparam, 0, EPERM);
+#ifdef __NR_sched_setattr
+	k = deny_arg_nonzero(f, k, __NR_sched_setattr, 0, EPERM);
+#endif
+	// No record locks (fcntl) either: like flock, they are seen by every
+	// process that opens the same file, a channel through shared files.
+	static const unsigned lock_cmds[] = {F_GETLK, F_SETLK, F_SETLKW, 36 /* F_OFD_GETLK */, 37 /* F_OFD_SETLK */, 38 /* F_OFD_SETLKW */};
+	k = deny_arg_in(f, k, __NR_fcntl, 1, lock_cmds, 6, EPERM);
+	// No sockets to the hypervisor (vsock) or the kernel (netlink).
+	static const unsigned families[] = {16 /* AF_NETLINK */, 40 /* AF_VSOCK */};
+	k = deny_arg_in(f, k, __NR_socket, 0, families, 2, EAFNOSUPPORT);
 #ifdef __NR_clone3
 	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
@@ -581,6 +675,41 @@ static int launch(char **argv) {
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+// init_state is what a command might change of init itself from inside
+// the jail (in a user namespace commands share init's uid, and /proc/1 is
+// theirs to write): its resource limits, CPU affinity, priority, OOM score
+// adjustment and core-dump filter, which later commands would inherit or
+// read. The verifier does not reuse a jail whose init changed.
+struct init_state {
+	struct rlimit lim[RLIM_NLIMITS];
+	cpu_set_t cpus;
+	int prio;
+	char oom[32], coredump[32];
+};
+
+static void read_small(const char *path, char *buf, size_t size) {
+	memset(buf, 0, size);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (read(fd, buf, size - 1) < 0) {
+			buf[0] = 0;
+		}
+		close(fd);
+	}
+}
+
+static void read_state(struct init_state *st) {
+	memset(st, 0, sizeof *st);
+	for (int r = 0; r < RLIM_NLIMITS; r++) {
+		getrlimit(r, &st->lim[r]);
+	}
+	sched_getaffinity(0, sizeof st->cpus, &st->cpus);
+	errno = 0;
+	st->prio = getpriority(PRIO_PROCESS, 0);
+	read_small("/proc/self/oom_score_adj", st->oom, sizeof st->oom);
+	read_small("/proc/self/coredump_filter", st->coredump, sizeof st->coredump);
+}
+
 int main(int argc, char **argv) {
 	if (argc > 2 && strcmp(argv[1], "--exec") == 0) {
 		return launch(argv + 2);
@@ -604,6 +733,9 @@ int main(int argc, char **argv) {
 	if (!buf) {
 		return 1;
 	}
+	struct init_state initial, now;
+	read_state(&initial);
+	int tainted = 0;
 	for (;;) {
 		int fds[4] = {-1, -1, -1, -1}; // stdin, stdout, stderr, and the program (optional)
 		char control[CMSG_SPACE(4 * sizeof(int))];
@@ -661,6 +793,9 @@ int main(int argc, char **argv) {
 				close(fds[i]);
 			}
 		}
+		read_state(&now);
+		tainted = tainted || memcmp(&initial, &now, sizeof now) != 0;
+		rs.tainted = tainted;
 		if (send(3, &rs, sizeof rs, 0) != sizeof rs) {
 			return 1;
 		}

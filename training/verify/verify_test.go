@@ -111,8 +111,8 @@ func TestMatchModes(t *testing.T) {
 		{MatchExact, "hello world", "hello  world", false},
 		{MatchContains, "the answer is 42\n", "answer is 42", true},
 		{MatchContains, "the answer", "42", false},
-		{MatchContains, "the answer is 142", "42", false},           // not inside a longer token
-		{MatchContains, "x=42;", "42", true},                        // punctuation bounds tokens
+		{MatchContains, "the answer is 142", "42", false},              // not inside a longer token
+		{MatchContains, "x=42;", "42", true},                           // punctuation bounds tokens
 		{MatchContains, "the answer: 42 (after 3 steps)", "42", false}, // another number beside it
 		{MatchContains, "candidates 41 42 43", "42", false},
 		{MatchContains, strings.Repeat("word ", 17) + "42", "42", false}, // too many tokens around it

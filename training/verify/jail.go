@@ -262,7 +262,7 @@ func openJail(spec jailSpec) (*jail, error) {
 	if spec.memory > 0 {
 		cg, err := newMemoryCgroup(spec.memory, status.ChildPID)
 		if err != nil {
-			j.notices = append(j.notices, "memory is limited per process only (RLIMIT_AS), not for the whole run: "+err.Error())
+			j.notices = append(j.notices, "no memory cgroup ("+err.Error()+"): the jail's init sums its processes' resident memory and /tmp every 10 ms and kills the run past the limit")
 		}
 		j.cgroup = cg
 	}
@@ -397,7 +397,7 @@ func pipes(n int) ([][2]*os.File, error) {
 
 // encode is the command's message to init: a request, then the working
 // directory, argv and environment, each NUL-terminated.
-func (c jailCommand) encode(lim Limits) ([]byte, error) {
+func (c jailCommand) encode(lim Limits, memTotal uint64) ([]byte, error) {
 	cpu := uint64((lim.CPUTime + time.Second - 1) / time.Second)
 	if cpu == 0 {
 		cpu = uint64((c.timeout+time.Second-1)/time.Second) + 1
@@ -405,7 +405,7 @@ func (c jailCommand) encode(lim Limits) ([]byte, error) {
 	uid := uint32(c.uid)
 	rq := request{Magic: 0x67737631, UID: uid, GID: uid, TimeoutMS: uint32(c.timeout / time.Millisecond),
 		Argc: uint32(len(c.argv)), Envc: uint32(len(c.env)),
-		CPUSec: cpu, AS: lim.Memory, FSize: lim.FileSize, NoFile: lim.OpenFiles, NP: lim.Processes}
+		CPUSec: cpu, AS: lim.Memory, FSize: lim.FileSize, NoFile: lim.OpenFiles, NP: lim.Processes, MemTotal: memTotal}
 	var msg bytes.Buffer
 	_ = binary.Write(&msg, binary.NativeEndian, rq)
 	for _, s := range append(append([]string{c.dir}, c.argv...), c.env...) {
@@ -425,6 +425,10 @@ type request struct {
 	TimeoutMS                     uint32
 	Argc, Envc                    uint32
 	CPUSec, AS, FSize, NoFile, NP uint64
+	// MemTotal bounds the resident memory of all the jail's processes and
+	// its /tmp together, summed by init every 10 ms (a jail without a
+	// memory cgroup: the user-namespace mode); 0: not bounded by init.
+	MemTotal uint64
 }
 
 // response must match struct gs_response in initc/init.c.
@@ -434,6 +438,9 @@ type response struct {
 	// core-dump filter) changed since the jail opened — a command reached
 	// it — so the jail must not serve another verification.
 	Tainted int32
+	// MemExceeded: init killed the command because the jail held more
+	// than request.MemTotal.
+	MemExceeded, _ int32
 }
 
 // run runs one command in the jail and waits for it; ctx ends it (and the
@@ -449,7 +456,11 @@ func (j *jail) run(ctx context.Context, c jailCommand) RunResult {
 	if lim.OutputCap <= 0 {
 		lim.OutputCap = 1 << 20
 	}
-	msg, err := c.encode(lim)
+	var memTotal uint64
+	if j.cgroup == "" {
+		memTotal = lim.TotalMemory // no cgroup: init sums the jail's memory itself
+	}
+	msg, err := c.encode(lim, memTotal)
 	if err != nil {
 		res.Err = err
 		return res
@@ -480,6 +491,7 @@ func (j *jail) run(ctx context.Context, c jailCommand) RunResult {
 	if rs.Tainted != 0 {
 		j.tainted.Store(true)
 	}
+	res.MemoryExceeded = rs.MemExceeded != 0
 	switch {
 	case ctx.Err() != nil && rerr != nil:
 		res.TimedOut, res.Err = true, fmt.Errorf("sandbox: %w", ctx.Err())

@@ -102,6 +102,7 @@ type RunResult struct {
 	Signal                           string        // e.g. "killed", "" if none
 	TimedOut                         bool          // the wall-clock timeout or ctx's deadline ended the run
 	Duration                         time.Duration // wall-clock time
+	MemoryExceeded                   bool          // a jail's init killed it: its processes and /tmp held more than Limits.TotalMemory
 	Err                              error         // failure to start, not program failure
 	Notices                          []string      // isolation that could not be applied
 }

@@ -40,7 +40,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mount.h>
+#include <sys/statvfs.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -89,6 +91,7 @@ struct gs_request {
 	uint32_t timeout_ms;
 	uint32_t argc, envc;
 	uint64_t cpu_s, as, fsize, nofile, nproc; // 0: not limited
+	uint64_t mem_total; // bytes all the jail's processes and /tmp may hold together (no cgroup); 0: not limited
 };
 
 // gs_response: must match response in sandbox.go.
@@ -97,6 +100,8 @@ struct gs_response {
 	int32_t timed_out; // 1 when the timeout killed it
 	int32_t err;       // errno when it could not be started, else 0
 	int32_t tainted;   // 1 when init's own state changed (init_state): do not reuse the jail
+	int32_t mem_exceeded; // 1 when the jail went over mem_total and init killed the command
+	int32_t pad;
 };
 
 // tmp_size is the size of the jail's /tmp, from "--tmp-size N".
@@ -543,6 +548,56 @@ fail:;
 }
 
 // run runs one command and fills rs.
+// read_small reads the start of a small file (a /proc file) into buf, NUL-terminated.
+static void read_small(const char *path, char *buf, size_t size) {
+	memset(buf, 0, size);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (read(fd, buf, size - 1) < 0) {
+			buf[0] = 0;
+		}
+		close(fd);
+	}
+}
+
+// jail_memory is what the jail holds: the resident memory of every process
+// but init (/proc/PID/statm) and the bytes used in /tmp.
+static uint64_t jail_memory(void) {
+	static long page;
+	if (!page) {
+		page = sysconf(_SC_PAGESIZE);
+	}
+	uint64_t total = 0;
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 1) {
+			continue;
+		}
+		char path[64], buf[128];
+		snprintf(path, sizeof path, "/proc/%ld/statm", pid);
+		read_small(path, buf, sizeof buf);
+		unsigned long size, resident;
+		if (sscanf(buf, "%lu %lu", &size, &resident) == 2) {
+			total += (uint64_t)resident * (uint64_t)page;
+		}
+	}
+	if (d) {
+		closedir(d);
+	}
+	struct statvfs fs;
+	if (statvfs("/tmp", &fs) == 0) {
+		total += (uint64_t)(fs.f_blocks - fs.f_bfree) * fs.f_frsize;
+	}
+	return total;
+}
+
+// GS_MEM_POLL_NS: how often init sums the jail's memory when it bounds it
+// (mem_total): a program can fault in a few tens of MB between two looks.
+#define GS_MEM_POLL_NS 10000000L
+
 static void run(const struct gs_request *rq, int fds[4], char *cwd, char **argv, char **envp, struct gs_response *rs) {
 	memset(rs, 0, sizeof *rs);
 	int errpipe[2];
@@ -604,14 +659,22 @@ static void run(const struct gs_request *rq, int fds[4], char *cwd, char **argv,
 			left.tv_sec--;
 			left.tv_nsec += 1000000000L;
 		}
-		if (left.tv_sec < 0) {
-			rs->timed_out = 1;
+		if (left.tv_sec < 0 || (rq->mem_total && jail_memory() > rq->mem_total)) {
+			if (left.tv_sec < 0) {
+				rs->timed_out = 1;
+			} else {
+				rs->mem_exceeded = 1;
+			}
 			kill(-1, SIGKILL);
 			int st;
 			if (waitpid(pid, &st, 0) == pid) {
 				rs->status = st;
 			}
 			break;
+		}
+		if (rq->mem_total && (left.tv_sec > 0 || left.tv_nsec > GS_MEM_POLL_NS)) {
+			left.tv_sec = 0;
+			left.tv_nsec = GS_MEM_POLL_NS;
 		}
 		sigtimedwait(&chld, NULL, &left);
 	}
@@ -687,16 +750,6 @@ struct init_state {
 	char oom[32], coredump[32];
 };
 
-static void read_small(const char *path, char *buf, size_t size) {
-	memset(buf, 0, size);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		if (read(fd, buf, size - 1) < 0) {
-			buf[0] = 0;
-		}
-		close(fd);
-	}
-}
 
 static void read_state(struct init_state *st) {
 	memset(st, 0, sizeof *st);

@@ -664,3 +664,29 @@ int main() { for (int i = 0; i < 100000; i++) printf("%d\n", i); }`
 		}
 	})
 }
+
+// Issue 55: a program cannot rewrite its own executable (in the
+// user-namespace jail it has the file owner's uid; this kernel refuses with
+// ETXTBSY, the red team's did not): the jail runs a sealed copy, so the
+// write fails whatever the kernel, and the next test runs the binary as
+// compiled.
+func TestRedTeamCannotRewriteItsBinary(t *testing.T) {
+	code := `#include <cstdio>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+int main() {
+  struct stat st; stat("/proc/self/exe", &st);
+  int fd = open("/proc/self/exe", O_WRONLY | O_APPEND);
+  int wrote = fd >= 0 && write(fd, "12345678", 8) == 8;
+  fprintf(stderr, "size %ld\n", (long)st.st_size);
+  printf("%d\n", wrote);
+}`
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		r := NewGCCExecutionVerifier([]TestCase{{Expected: "0"}, {Expected: "0"}}).Verify(context.Background(), code)
+		trs := testsOf(t, r)
+		if r.Reward != 1 || trs[0].Stderr != trs[1].Stderr {
+			t.Errorf("the program wrote its binary: %q %q, then %q %q", trs[0].Actual, trs[0].Stderr, trs[1].Actual, trs[1].Stderr)
+		}
+	})
+}

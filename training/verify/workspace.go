@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // jailBroken records why bubblewrap could not set a sandbox up on this
@@ -339,6 +341,40 @@ func (ws *workspace) testRunner(ctx context.Context, lim Limits) (testRunner, er
 	return jr, nil
 }
 
+// sealedCopy returns the program at path as an anonymous file (memfd)
+// sealed against any change. The jail execs it by descriptor; a program
+// that reopens its own executable for writing (/proc/self/exe or a
+// descriptor of it: in the user-namespace jail it has the file owner's
+// uid; kernel 6.18 here refuses with ETXTBSY, but a red team rewrote its
+// binary on another) cannot alter the binary the next tests run, nor the
+// file on the host, whatever the kernel allows.
+func sealedCopy(path string) (*os.File, error) {
+	src, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	fd, err := unix.MemfdCreate("prog", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: memfd for the program: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "prog")
+	if _, err := io.Copy(f, src); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sandbox: copy the program: %w", err)
+	}
+	seals := unix.F_SEAL_WRITE | unix.F_SEAL_GROW | unix.F_SEAL_SHRINK | unix.F_SEAL_SEAL
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_ADD_SEALS, seals); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sandbox: seal the program: %w", err)
+	}
+	if err := f.Chmod(0o555); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // jailRunner runs tests in a jail of its own (taken from testJails or
 // opened), reopened if a test ended it; the program goes to the jail by
 // descriptor.
@@ -352,7 +388,7 @@ type jailRunner struct {
 
 func (jr *jailRunner) open(ctx context.Context) error {
 	if jr.exe == nil {
-		exe, err := os.OpenFile(filepath.Join(jr.ws.dir, "prog"), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+		exe, err := sealedCopy(filepath.Join(jr.ws.dir, "prog"))
 		if err != nil {
 			return err
 		}

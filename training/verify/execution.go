@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -216,6 +217,7 @@ func (v *ExecutionVerifier) binary(ctx context.Context, ws *workspace, comp, src
 	}
 	lim.CPUTime = ct
 	r := ws.compile(ctx, comp, v.Flags, lim, ct)
+	r.Stderr = ownDiagnostics(r.Stderr)
 	if !r.OK() {
 		msg := capStr(r.Stderr, stderrKeep)
 		switch {
@@ -390,4 +392,35 @@ func (v *ExecutionVerifier) runTest(ctx context.Context, tr testRunner, i int, t
 	}
 	t.Passed = r.OK() && !r.StdoutTruncated && Matcher{Mode: v.Match, AbsTol: v.NumericAbsTol, RelTol: v.NumericRelTol}.Match(string(r.Stdout), tc.Expected)
 	return t, r.Notices
+}
+
+// diagnosticAt is the first line of a compiler diagnostic: file:line[:col]:
+// error|warning|note|fatal error.
+var diagnosticAt = regexp.MustCompile(`^(\S+?):\d+(?::\d+)?: (?:fatal error|error|warning|note)\b`)
+
+// ownDiagnostics keeps the compiler's diagnostics located in the program
+// (main.cpp) or in system headers (/usr), and replaces each one located in
+// another file with a line that names the file but shows none of it: a
+// program that includes a host file ("/etc/passwd") must not read it back
+// through the compiler's messages, which quote the offending lines (the
+// fallback sandbox lets the compiler read the host's world-readable files).
+func ownDiagnostics(out []byte) []byte {
+	var b strings.Builder
+	hiding := false
+	for _, line := range strings.SplitAfter(string(out), "\n") {
+		if m := diagnosticAt.FindStringSubmatch(line); m != nil {
+			file := m[1]
+			hiding = file != "main.cpp" && !strings.HasSuffix(file, "/main.cpp") && !strings.HasPrefix(file, "/usr/")
+			if hiding {
+				b.WriteString(file + ": a diagnostic in a file other than the program (not shown)\n")
+				continue
+			}
+		} else if strings.HasPrefix(line, "In file included from") || strings.HasPrefix(line, "                 from ") {
+			hiding = false
+		}
+		if !hiding {
+			b.WriteString(line)
+		}
+	}
+	return []byte(b.String())
 }

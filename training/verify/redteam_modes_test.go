@@ -690,3 +690,23 @@ int main() {
 		}
 	})
 }
+
+// Issue 55: a program that includes a host file cannot read it back through
+// the compiler's messages, which quote the lines they complain about.
+func TestRedTeamCompileErrorsShowNoHostFile(t *testing.T) {
+	passwd, err := os.ReadFile("/etc/passwd")
+	if err != nil || len(passwd) == 0 {
+		t.Skip("no /etc/passwd here")
+	}
+	first := strings.SplitN(string(passwd), "\n", 2)[0]
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		r := NewGCCExecutionVerifier([]TestCase{{Expected: "ok"}}).Verify(context.Background(), "#include \"/etc/passwd\"\nint main() {}\n")
+		if r.Reward != 0 {
+			t.Fatalf("reward %v for a program that does not compile", r.Reward)
+		}
+		all := r.Error + r.Details + fmt.Sprint(r.Metadata)
+		if strings.Contains(all, first) || strings.Contains(all, "root:x:0") {
+			t.Errorf("the compiler's messages show /etc/passwd: %s", r.Error)
+		}
+	})
+}

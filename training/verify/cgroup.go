@@ -97,29 +97,44 @@ func relCgroup(p, root string) string {
 // newMemoryCgroup makes a cgroup limited to limit bytes of memory (no swap)
 // and moves pid into it; its children are born there.
 func newMemoryCgroup(limit uint64, pid int) (string, error) {
-	parent, v2, err := memoryCgroupParent()
+	dir, _, err := makeMemoryCgroup(limit)
 	if err != nil {
 		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+		removeCgroup(dir)
+		return "", fmt.Errorf("move the sandbox into %s: %w", dir, err)
+	}
+	return dir, nil
+}
+
+// makeMemoryCgroup makes an empty cgroup limited to limit bytes of memory
+// (no swap), page cache and tmpfs pages (/dev/shm) included; v2 says it is
+// cgroup v2's.
+func makeMemoryCgroup(limit uint64) (dir string, v2 bool, err error) {
+	parent, v2, err := memoryCgroupParent()
+	if err != nil {
+		return "", false, err
 	}
 	if v2 {
 		// The memory controller must be enabled for the children.
 		ctl, err := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
 		if err != nil {
-			return "", err
+			return "", false, err
 		}
 		if !hasOption(strings.ReplaceAll(strings.TrimSpace(string(ctl)), " ", ","), "memory") {
 			if err := os.WriteFile(filepath.Join(parent, "cgroup.subtree_control"), []byte("+memory"), 0); err != nil {
-				return "", fmt.Errorf("enable the memory controller in %s: %w", parent, err)
+				return "", false, fmt.Errorf("enable the memory controller in %s: %w", parent, err)
 			}
 		}
 	}
-	dir := filepath.Join(parent, fmt.Sprintf("gosqlenv-verify-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
+	dir = filepath.Join(parent, fmt.Sprintf("gosqlenv-verify-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err // the same message for every jail, whatever its name
 		}
-		return "", fmt.Errorf("cannot create a memory cgroup under %s: %w", parent, err)
+		return "", false, fmt.Errorf("cannot create a memory cgroup under %s: %w", parent, err)
 	}
 	files := [][2]string{{"memory.limit_in_bytes", strconv.FormatUint(limit, 10)}}
 	if v2 {
@@ -128,17 +143,13 @@ func newMemoryCgroup(limit uint64, pid int) (string, error) {
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(dir, f[0]), []byte(f[1]), 0); err != nil && f[0] != "memory.swap.max" {
 			removeCgroup(dir)
-			return "", fmt.Errorf("set %s of %s: %w", f[0], dir, err)
+			return "", false, fmt.Errorf("set %s of %s: %w", f[0], dir, err)
 		}
 	}
 	if !v2 { // no swap either, where the kernel accounts it
 		_ = os.WriteFile(filepath.Join(dir, "memory.memsw.limit_in_bytes"), []byte(strconv.FormatUint(limit, 10)), 0)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
-		removeCgroup(dir)
-		return "", fmt.Errorf("move the sandbox into %s: %w", dir, err)
-	}
-	return dir, nil
+	return dir, v2, nil
 }
 
 // removeCgroup removes a jail's cgroup once its processes are gone (the

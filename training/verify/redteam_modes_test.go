@@ -710,3 +710,50 @@ func TestRedTeamCompileErrorsShowNoHostFile(t *testing.T) {
 		}
 	})
 }
+
+// Issue 55: memory is bounded per verification in every mode — processes
+// together, and what a program writes to /dev/shm (the host's, in the
+// fallback): eight processes of 48 MiB each and 200 MiB in /dev/shm (200
+// files, each under the file-size limit) are not all held under a 128 MiB
+// bound.
+func TestRedTeamMemoryBoundInEveryMode(t *testing.T) {
+	lim := RunLimits
+	lim.Memory, lim.TotalMemory = 64<<20, 128<<20
+	code := `#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main() {
+  static char block[1 << 20]; memset(block, 7, sizeof block); long shm = 0;
+  for (int i = 0; i < 200; i++) {
+    char path[64]; snprintf(path, sizeof path, "/dev/shm/gsv-shm-%d-%d", getpid(), i);
+    int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+    if (fd < 0 || write(fd, block, sizeof block) != (long)sizeof block) break;
+    close(fd); shm++; }
+  for (int i = 0; i < 8; i++) if (fork() == 0) {
+    volatile char* p = (volatile char*)malloc(48 << 20); if (!p) _exit(1);
+    for (int k = 0; k < (48 << 20); k += 4096) p[k] = 1;
+    sleep(1); _exit(p[4096] == 1 ? 0 : 1); }
+  int held = 0, st; while (wait(&st) > 0) if (WIFEXITED(st) && WEXITSTATUS(st) == 0) held++;
+  for (int i = 0; i < shm; i++) { char path[64]; snprintf(path, sizeof path, "/dev/shm/gsv-shm-%d-%d", getpid(), i); unlink(path); }
+  printf("%d %ld\n", held, shm);
+}`
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		r := NewGCCExecutionVerifier([]TestCase{{Expected: "8 200"}}, WithRunLimits(lim)).Verify(context.Background(), code)
+		tr := testsOf(t, r)[0]
+		notices := fmt.Sprint(r.Metadata["sandbox_notices"])
+		t.Logf("held, MiB in /dev/shm: %q (signal %q)", tr.Actual, tr.Signal)
+		if strings.Contains(notices, "limited per process only") {
+			t.Skipf("no memory cgroup for this mode here: %s", notices)
+		}
+		if tr.Passed {
+			t.Errorf("8 × 48 MiB and 200 MiB of /dev/shm held under a 128 MiB bound")
+		}
+		var held, shm int
+		if n, _ := fmt.Sscan(strings.TrimSpace(tr.Actual), &held, &shm); n == 2 && (held > 2 || shm > 128) {
+			t.Errorf("%d processes held 48 MiB and %d MiB went to /dev/shm under a 128 MiB bound", held, shm)
+		}
+	})
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"syscall"
@@ -201,7 +202,33 @@ func (s *Sandbox) Run(ctx context.Context, dir string, timeout time.Duration, st
 		res.Notices = append(res.Notices, note)
 	}
 	uid := SandboxUIDBase + slot
-	r := s.runAs(ctx, dir, timeout, stdin, full, lim, uid, res.Notices)
+	// All the command's processes share one memory cgroup where one can be
+	// made (as root, nearly always), /dev/shm pages they write included:
+	// the launcher, already the pool uid, joins it before it forks the
+	// command (its cgroup.procs is the uid's; the limits stay root's).
+	notices := res.Notices
+	if lim.TotalMemory > 0 {
+		cg, v2, err := makeMemoryCgroup(lim.TotalMemory)
+		if err == nil && v2 {
+			// cgroup v2 lets a process move only with write access to the
+			// common ancestor's cgroup.procs, which the uid lacks.
+			removeCgroup(cg)
+			err = errors.New("cgroup v2: the fallback cannot join a memory cgroup yet")
+		}
+		if err == nil {
+			procs := filepath.Join(cg, "cgroup.procs")
+			if err = os.Chown(procs, uid, uid); err == nil {
+				defer removeCgroup(cg) // last: after the uid's processes are gone
+				full = joinFirst(full, launcher, procs)
+			} else {
+				removeCgroup(cg)
+			}
+		}
+		if err != nil {
+			notices = append(notices, "memory is limited per process only (RLIMIT_AS), not for the whole run: "+err.Error())
+		}
+	}
+	r := s.runAs(ctx, dir, timeout, stdin, full, lim, uid, notices)
 	// Nothing of uid may outlive the run. With a PID namespace the
 	// kernel has killed (and the namespace's init reaped) whatever the
 	// command left before Wait returned; without one, every process of
@@ -218,6 +245,17 @@ func (s *Sandbox) Run(ctx context.Context, dir string, timeout time.Duration, st
 	// even a zombie (which still counts for RLIMIT_NPROC), is left.
 	sandboxUIDs.settle(slot, live, zombies)
 	return r.RunResult
+}
+
+// joinFirst makes the launcher in argv ("launcher --exec …") join the
+// cgroup whose cgroup.procs is procs before it starts the command.
+func joinFirst(argv []string, launcher, procs string) []string {
+	for i := 0; i+1 < len(argv); i++ {
+		if argv[i] == launcher && argv[i+1] == "--exec" {
+			return slices.Concat(argv[:i+1], []string{"--cgroup", procs}, argv[i+1:])
+		}
+	}
+	return argv
 }
 
 type runOutcome struct {

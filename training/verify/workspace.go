@@ -23,7 +23,7 @@ var jailBroken atomic.Pointer[string]
 
 // fallbackNotice says what the per-command fallback sandbox (root only) does
 // not isolate.
-const fallbackNotice = "no filesystem isolation: the program reads the host's world-readable files and can write to world-writable directories (/tmp, /dev/shm), which are cleaned of its files after each command; memory is limited per process only"
+const fallbackNotice = "no filesystem isolation: the program reads the host's world-readable files and can write to world-writable directories (/tmp, /dev/shm), which are cleaned of its files after each command"
 
 // errNoIsolation refuses to run candidates where nothing can isolate them:
 // without root and without a working bubblewrap, a program would run as the

@@ -764,6 +764,18 @@ static void read_state(struct init_state *st) {
 }
 
 int main(int argc, char **argv) {
+	if (argc > 4 && strcmp(argv[1], "--cgroup") == 0 && strcmp(argv[3], "--exec") == 0) {
+		// The fallback's memory cgroup: join it before the command is
+		// forked, so that every process of the command is born in it
+		// (the verifier gave this uid its cgroup.procs, nothing else).
+		int fd = open(argv[2], O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "0", 1) != 1) {
+			perror("gosqlenv-verify-init: join the memory cgroup");
+			return 126;
+		}
+		close(fd);
+		return launch(argv + 4);
+	}
 	if (argc > 2 && strcmp(argv[1], "--exec") == 0) {
 		return launch(argv + 2);
 	}

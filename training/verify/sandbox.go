@@ -172,24 +172,7 @@ func (s *Sandbox) Run(ctx context.Context, dir string, timeout time.Duration, st
 	}
 	full := append([]string{launcher, "--exec"}, argv...)
 	if pl := findTool("prlimit"); pl != "" {
-		cpu := int64((lim.CPUTime + time.Second - 1) / time.Second)
-		if cpu <= 0 {
-			cpu = int64((timeout+time.Second-1)/time.Second) + 1
-		}
-		args := []string{pl, "--cpu=" + strconv.FormatInt(cpu, 10)}
-		if lim.Memory > 0 {
-			args = append(args, "--as="+strconv.FormatUint(lim.Memory, 10))
-		}
-		if lim.FileSize > 0 {
-			args = append(args, "--fsize="+strconv.FormatUint(lim.FileSize, 10))
-		}
-		if lim.OpenFiles > 0 {
-			args = append(args, "--nofile="+strconv.FormatUint(lim.OpenFiles, 10))
-		}
-		if lim.Processes > 0 {
-			args = append(args, "--nproc="+strconv.FormatUint(lim.Processes, 10))
-		}
-		full = append(append(args, "--"), full...)
+		full = append(append(prlimitArgs(pl, lim, timeout), "--"), full...)
 	} else {
 		res.Notices = append(res.Notices, "prlimit not found: resource limits not applied")
 	}
@@ -202,30 +185,14 @@ func (s *Sandbox) Run(ctx context.Context, dir string, timeout time.Duration, st
 		res.Notices = append(res.Notices, note)
 	}
 	uid := SandboxUIDBase + slot
-	// All the command's processes share one memory cgroup where one can be
-	// made (as root, nearly always), /dev/shm pages they write included:
-	// the launcher, already the pool uid, joins it before it forks the
-	// command (its cgroup.procs is the uid's; the limits stay root's).
 	notices := res.Notices
 	if lim.TotalMemory > 0 {
-		cg, v2, err := makeMemoryCgroup(lim.TotalMemory)
-		if err == nil && v2 {
-			// cgroup v2 lets a process move only with write access to the
-			// common ancestor's cgroup.procs, which the uid lacks.
-			removeCgroup(cg)
-			err = errors.New("cgroup v2: the fallback cannot join a memory cgroup yet")
-		}
-		if err == nil {
-			procs := filepath.Join(cg, "cgroup.procs")
-			if err = os.Chown(procs, uid, uid); err == nil {
-				defer removeCgroup(cg) // last: after the uid's processes are gone
-				full = joinFirst(full, launcher, procs)
-			} else {
-				removeCgroup(cg)
-			}
-		}
+		cg, err := commandCgroup(lim.TotalMemory, uid)
 		if err != nil {
 			notices = append(notices, "memory is limited per process only (RLIMIT_AS), not for the whole run: "+err.Error())
+		} else {
+			defer removeCgroup(cg) // last: after the uid's processes are gone
+			full = joinFirst(full, launcher, filepath.Join(cg, "cgroup.procs"))
 		}
 	}
 	r := s.runAs(ctx, dir, timeout, stdin, full, lim, uid, notices)
@@ -245,6 +212,47 @@ func (s *Sandbox) Run(ctx context.Context, dir string, timeout time.Duration, st
 	// even a zombie (which still counts for RLIMIT_NPROC), is left.
 	sandboxUIDs.settle(slot, live, zombies)
 	return r.RunResult
+}
+
+// prlimitArgs is the prlimit command (at path pl) that applies lim's
+// per-process limits to what it runs.
+func prlimitArgs(pl string, lim Limits, timeout time.Duration) []string {
+	cpu := int64((lim.CPUTime + time.Second - 1) / time.Second)
+	if cpu <= 0 {
+		cpu = int64((timeout+time.Second-1)/time.Second) + 1
+	}
+	args := []string{pl, "--cpu=" + strconv.FormatInt(cpu, 10)}
+	for _, l := range []struct {
+		flag string
+		v    uint64
+	}{{"--as=", lim.Memory}, {"--fsize=", lim.FileSize}, {"--nofile=", lim.OpenFiles}, {"--nproc=", lim.Processes}} {
+		if l.v > 0 {
+			args = append(args, l.flag+strconv.FormatUint(l.v, 10))
+		}
+	}
+	return args
+}
+
+// commandCgroup makes the memory cgroup of one fallback command: all its
+// processes share it, /dev/shm pages they write included. The launcher,
+// already uid, joins it before it forks the command, so the cgroup's
+// cgroup.procs is given to uid (its limits stay root's). cgroup v2 lets a
+// process move only with write access to the common ancestor's
+// cgroup.procs, which uid lacks: not done there yet.
+func commandCgroup(limit uint64, uid int) (string, error) {
+	cg, v2, err := makeMemoryCgroup(limit)
+	if err != nil {
+		return "", err
+	}
+	if v2 {
+		removeCgroup(cg)
+		return "", errors.New("cgroup v2: the fallback cannot join a memory cgroup yet")
+	}
+	if err := os.Chown(filepath.Join(cg, "cgroup.procs"), uid, uid); err != nil {
+		removeCgroup(cg)
+		return "", err
+	}
+	return cg, nil
 }
 
 // joinFirst makes the launcher in argv ("launcher --exec …") join the

@@ -77,7 +77,8 @@ type proseReader struct {
 	zeroGold   bool            // the gold is the one number 0: "no", "none" state it
 	counted    []string        // the stems of what the question counts ("how many department heads"), or none
 	fractions  bool            // every number of the gold is from 0 to 1: "87.5%" is 0.875
-	currencies map[string]bool // the currencies the question or the columns name
+	namedUnits map[string]bool // the units the question or the columns name ("second"), and the usual units of the quantities they name ("degree")
+	namedKinds map[string]bool // the kinds of unit they name ("time")
 	colTokens  map[string]bool // the tokens of the column names, digits too ("t1")
 	ages       bool            // the question or the columns speak of age
 	scale      float64         // a magnitude the question counts in ("in millions"): 1e6, or 0
@@ -161,8 +162,8 @@ func (r *proseReader) readGold() {
 	r.zeroGold = len(gold) == 1 && len(gold[0]) == 1 && gold[0][0].isNum && gold[0][0].num == 0
 }
 
-// readColumns notes what the column names say: their labels, years that
-// identify themselves, currencies, and their tokens.
+// readColumns notes what the column names say (with the question): their
+// labels, years that identify themselves, units, age, and their tokens.
 func (r *proseReader) readColumns() {
 	e := r.e
 	r.labels = labelColumns(e.Columns)
@@ -171,12 +172,20 @@ func (r *proseReader) readColumns() {
 			r.numeric[k] = false // years tell themselves from counts: "2 in 2002"
 		}
 	}
-	r.currencies, r.colTokens = map[string]bool{}, map[string]bool{}
+	r.colTokens, r.namedUnits, r.namedKinds = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, w := range wordsOf(e.Question + " " + strings.Join(e.Columns, " ")) {
-		if cur, ok := currencyWords[w]; ok {
-			r.currencies[cur] = true
-		}
 		r.ages = r.ages || ageQuestionWords[w]
+		if u, ok := units[w]; ok {
+			if w != "in" && w != "s" && w != "m" && w != "g" && w != "h" {
+				r.namedUnits[u[1]] = true
+			}
+			if len(w) > 2 {
+				r.namedKinds[u[0]] = true
+			}
+		}
+		if unit, ok := unitKindWords[w]; ok {
+			r.namedUnits[unit] = true
+		}
 	}
 	for _, c := range e.Columns {
 		for _, w := range strings.FieldsFunc(strings.ToLower(c), func(c rune) bool { return !isWordRune(c) }) {
@@ -556,9 +565,6 @@ func (r *proseReader) valueAt(s string) (proseToken, int, bool) {
 			if strings.HasSuffix(lit, "%") && r.fractions {
 				v /= 100 // "87.5%" for .875
 			}
-			if cur := currencyOf(lit); cur != "" && len(r.currencies) > 0 && !r.currencies[cur] {
-				return proseToken{kind: tokWord, text: lit, words: []string{digitsOf(lit)}}, len(m), true // "¥138" where it asks in pounds: never a value
-			}
 			return proseToken{kind: tokNumber, text: lit, words: []string{digitsOf(lit)}, cell: cell{text: lit, num: v, isNum: true}}, len(m), true
 		}
 	}
@@ -651,21 +657,6 @@ var currencyWords = map[string]string{"dollar": "usd", "dollars": "usd", "usd": 
 // currencySigns are the currencies of signs and codes written with numbers.
 var currencySigns = map[string]string{"$": "usd", "usd": "usd", "€": "eur", "eur": "eur", "£": "gbp", "gbp": "gbp",
 	"¥": "jpy", "jpy": "jpy", "dollar": "usd", "dollars": "usd", "euro": "eur", "euros": "eur"}
-
-// currencyOf is the currency a number is written with, or "".
-func currencyOf(lit string) string {
-	for sign, cur := range currencySigns {
-		if strings.Contains(lit, sign) && (len(sign) == 1 || !unicode.IsLetter(firstRune(sign)) || wordIn(lit, sign)) {
-			return cur
-		}
-	}
-	for _, sign := range []string{"$", "€", "£", "¥"} {
-		if strings.Contains(lit, sign) {
-			return currencySigns[sign]
-		}
-	}
-	return ""
-}
 
 // otherCurrency reports whether p writes an amount in a currency that the
 // question and the columns do not name while they name others ("¥138" where
@@ -863,7 +854,6 @@ func (r *proseReader) values(toks []proseToken) ([]statedValue, bool) {
 	var segs []int
 	labels := map[int]map[int]bool{} // clause → the columns its words name
 	labelOnly := map[int]bool{}      // clauses whose aggregate words must be labels: a header or one labelled value
-	allowedUnits := r.unitsAllowed()
 	for i, t := range toks {
 		if r.countsOther(toks, i) {
 			return nil, false
@@ -881,7 +871,7 @@ func (r *proseReader) values(toks []proseToken) ([]statedValue, bool) {
 		}
 		switch t.kind {
 		case tokWord:
-			ok, onlyLabel := r.wordAllowed(t.text, len(out), allowedUnits)
+			ok, onlyLabel := r.wordAllowed(t.text, len(out))
 			if !ok {
 				return nil, false
 			}
@@ -927,7 +917,7 @@ func (r *proseReader) countsOther(toks []proseToken, i int) bool {
 // wordAllowed reports whether a word may stand beside the values, after
 // values of them; onlyLabel: it is an aggregate word allowed only as a
 // label, so its clause must be a header or bind one value.
-func (r *proseReader) wordAllowed(text string, values int, allowedUnits map[string]bool) (ok, onlyLabel bool) {
+func (r *proseReader) wordAllowed(text string, values int) (ok, onlyLabel bool) {
 	w := strings.TrimSuffix(text, "'s") // "the singer's song"
 	_, label := r.labels[stem(w)]
 	_, isUnit := units[w]
@@ -938,7 +928,7 @@ func (r *proseReader) wordAllowed(text string, values int, allowedUnits map[stri
 	case strings.IndexFunc(w, unicode.IsDigit) >= 0:
 		return r.qnums[w], false
 	case isUnit && !functionWords[w] || w == "s":
-		return allowedUnits[w], false
+		return r.unitAllowed(w), false
 	case aggregateWords[w] && !ageWord:
 		if r.words[stem(w)] {
 			return true, false
@@ -948,7 +938,7 @@ func (r *proseReader) wordAllowed(text string, values int, allowedUnits map[stri
 		return values == 0, false
 	}
 	return functionWords[w] || fillerWords[w] || w == "and" || r.isQuestionWord(w) || label ||
-		r.approx && hedges[w] || ageWord || defaultUnits[w] != "" && !r.namesKind(defaultUnits[w]) || allowedUnits[w], false
+		r.approx && hedges[w] || ageWord || defaultUnits[w] != "" && !r.namedKinds[defaultUnits[w]] || r.unitAllowed(w), false
 }
 
 // bindLabels binds each value that is alone in its clause to the one
@@ -1000,40 +990,17 @@ func (r *proseReader) isGoldNumber(c cell) bool {
 	return false
 }
 
-// unitsAllowed returns the unit words that may follow a value: those of
-// the kinds the question and the columns name no unit of.
-func (r *proseReader) unitsAllowed() map[string]bool {
-	named := map[string]bool{}
-	for _, w := range wordsOf(r.e.Question + " " + strings.Join(r.e.Columns, " ")) {
-		if u, ok := units[w]; ok && w != "in" && w != "s" && w != "m" && w != "g" && w != "h" {
-			named[u[1]] = true
-		}
-		if kind, ok := unitKindWords[w]; ok {
-			named[kind] = true
-		}
-	}
-	ok := map[string]bool{}
-	for w, u := range units {
-		ok[w] = named[u[1]]
-	}
-	return ok
+// unitAllowed reports whether the unit word w may follow a value: the
+// question or the columns name its unit.
+func (r *proseReader) unitAllowed(w string) bool {
+	u, ok := units[w]
+	return ok && r.namedUnits[u[1]]
 }
 
 // defaultUnits are units that may follow a value unless the question or
 // the columns name another unit of their kind: years are what durations and
 // life expectancies are counted in when nothing else is said.
 var defaultUnits = map[string]string{"year": "time", "years": "time", "yrs": "time"}
-
-// namesKind reports whether the question or the columns name a unit of
-// kind.
-func (r *proseReader) namesKind(kind string) bool {
-	for _, w := range wordsOf(r.e.Question + " " + strings.Join(r.e.Columns, " ")) {
-		if u, ok := units[w]; ok && u[0] == kind && len(w) > 2 {
-			return true
-		}
-	}
-	return false
-}
 
 // unitKindWords name a quantity whose usual unit may follow its value
 // without the question naming the unit: "-3.5 degrees" for a temperature.

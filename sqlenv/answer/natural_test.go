@@ -88,8 +88,24 @@ var naturalCases = []naturalCase{
 // TestAnswerForms together: at least 95 % of the right ones accepted, no
 // wrong one.
 func TestNaturalAnswerForms(t *testing.T) {
-	right, accepted, wrong, wrongAccepted := 0, 0, 0, 0
-	for _, c := range naturalCases {
+	right, accepted, wrong, wrongAccepted := checkCases(t, naturalCases)
+	t.Logf("%d forms: %d right, %d accepted (%.1f %%); %d wrong, %d accepted", right+wrong, right, accepted,
+		100*float64(accepted)/float64(right), wrong, wrongAccepted)
+	if right+wrong < 200 { // with TestAnswerForms's, over 450
+
+		t.Errorf("only %d forms", right+wrong)
+	}
+	if float64(accepted) < 0.95*float64(right) {
+		t.Errorf("accepted %d of %d right forms (%.1f %%), want at least 95 %%", accepted, right, 100*float64(accepted)/float64(right))
+	}
+}
+
+// checkCases checks every form of cases: it fails on a stored gold that
+// is rejected and on each wrong form accepted, logs each right form
+// rejected, and counts them.
+func checkCases(t *testing.T, cases []naturalCase) (right, accepted, wrong, wrongAccepted int) {
+	t.Helper()
+	for _, c := range cases {
 		text, typ := Infer(c.rows)
 		e := Expected{Text: text, Type: typ, Rows: c.rows, Columns: c.columns, Question: c.question}
 		if !e.Check(text) {
@@ -111,15 +127,7 @@ func TestNaturalAnswerForms(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d forms: %d right, %d accepted (%.1f %%); %d wrong, %d accepted", right+wrong, right, accepted,
-		100*float64(accepted)/float64(right), wrong, wrongAccepted)
-	if right+wrong < 200 { // with TestAnswerForms's, over 450
-
-		t.Errorf("only %d forms", right+wrong)
-	}
-	if float64(accepted) < 0.95*float64(right) {
-		t.Errorf("accepted %d of %d right forms (%.1f %%), want at least 95 %%", accepted, right, 100*float64(accepted)/float64(right))
-	}
+	return right, accepted, wrong, wrongAccepted
 }
 
 // Without the question, no word may surround an answer: the unit rule needs

@@ -182,29 +182,7 @@ var writtenCases = []naturalCase{
 // TestWrittenAnswerForms checks writtenCases: at least 95 % of the right
 // forms are accepted and no wrong form is.
 func TestWrittenAnswerForms(t *testing.T) {
-	right, accepted, wrong, wrongAccepted := 0, 0, 0, 0
-	for _, c := range writtenCases {
-		text, typ := Infer(c.rows)
-		e := Expected{Text: text, Type: typ, Rows: c.rows, Columns: c.columns, Question: c.question}
-		if !e.Check(text) {
-			t.Errorf("%s: the stored gold %q is rejected", c.name, text)
-		}
-		for _, f := range c.right {
-			right++
-			if e.Check(f) {
-				accepted++
-			} else {
-				t.Logf("rejected a right answer: %s: %q", c.name, f)
-			}
-		}
-		for _, f := range c.wrong {
-			wrong++
-			if e.Check(f) {
-				wrongAccepted++
-				t.Errorf("accepted a wrong answer: %s: %q", c.name, f)
-			}
-		}
-	}
+	right, accepted, wrong, wrongAccepted := checkCases(t, writtenCases)
 	t.Logf("%d right forms, %d accepted (%.1f %%); %d wrong, %d accepted", right, accepted,
 		100*float64(accepted)/float64(right), wrong, wrongAccepted)
 	if right < 200 || wrong < 100 {
@@ -251,8 +229,8 @@ func checkFormsFile(t *testing.T, file string, minShare float64) {
 	if err := d.Decode(&raw); err != nil {
 		t.Fatal(err)
 	}
-	right, accepted, wrong, wrongAccepted := 0, 0, 0, 0
-	for _, c := range raw {
+	cases := make([]naturalCase, len(raw))
+	for k, c := range raw {
 		rows := make([][]any, len(c.Rows))
 		for i, r := range c.Rows {
 			rows[i] = make([]any, len(r))
@@ -269,27 +247,9 @@ func checkFormsFile(t *testing.T, file string, minShare float64) {
 				rows[i][j] = v
 			}
 		}
-		text, typ := Infer(rows)
-		e := Expected{Text: text, Type: typ, Rows: rows, Columns: c.Columns, Question: c.Question}
-		if !e.Check(text) {
-			t.Errorf("%s: the stored gold %q is rejected", c.Name, text)
-		}
-		for _, f := range c.Right {
-			right++
-			if e.Check(f) {
-				accepted++
-			} else {
-				t.Logf("rejected a right answer: %s: %q", c.Name, f)
-			}
-		}
-		for _, f := range c.Wrong {
-			wrong++
-			if e.Check(f) {
-				wrongAccepted++
-				t.Errorf("accepted a wrong answer: %s: %q", c.Name, f)
-			}
-		}
+		cases[k] = naturalCase{c.Name, c.Question, rows, c.Columns, c.Right, c.Wrong}
 	}
+	right, accepted, wrong, wrongAccepted := checkCases(t, cases)
 	t.Logf("%d right forms, %d accepted (%.1f %%); %d wrong, %d accepted", right, accepted,
 		100*float64(accepted)/float64(right), wrong, wrongAccepted)
 	if right < 250 || wrong < 100 {

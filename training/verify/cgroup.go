@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -128,6 +129,7 @@ func makeMemoryCgroup(limit uint64) (dir string, v2 bool, err error) {
 			}
 		}
 	}
+	sweepOnce.Do(func() { sweepStaleCgroups(parent) })
 	dir = filepath.Join(parent, fmt.Sprintf("gosqlenv-verify-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		var pe *os.PathError
@@ -161,5 +163,32 @@ func removeCgroup(dir string) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+var sweepOnce sync.Once
+
+// sweepStaleCgroups removes the cgroups under parent that verifier
+// processes no longer running left behind (a pooled jail's cgroup outlives
+// a process that exits without closing its verifiers). A cgroup is named
+// gosqlenv-verify-PID-N after the process that made it; one whose process
+// is gone and that holds no process is removed (rmdir refuses a cgroup
+// that still has processes).
+func sweepStaleCgroups(parent string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), "gosqlenv-verify-")
+		pidText, _, ok2 := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || !ok2 || err != nil || !e.IsDir() || pid == os.Getpid() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); err == nil || errors.Is(err, syscall.EPERM) {
+			continue // its process (or one with its pid) still runs
+		}
+		_ = syscall.Rmdir(filepath.Join(parent, e.Name()))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -380,7 +381,9 @@ int main() { long id = syscall(SYS_request_key, "user", %q, 0, 0); printf("%%s\n
 }
 
 // A directory tree deeper than PATH_MAX, with a directory nobody may enter
-// on top, is gone before the next test, and from the host.
+// on top, is gone before the next test, and from the host. It is built in
+// the working directory, the one place every mode lets a program write (a
+// jail's /tmp; the fallback's command directory).
 func TestRedTeamDeepTreeIsRemoved(t *testing.T) {
 	marker := fmt.Sprintf("gosqlenv-deep-%d", os.Getpid())
 	code := fmt.Sprintf(`#include <cstdio>
@@ -388,7 +391,7 @@ func TestRedTeamDeepTreeIsRemoved(t *testing.T) {
 #include <sys/stat.h>
 #include <unistd.h>
 int main() {
-  std::string top = std::string("/tmp/") + %q;
+  std::string top = std::string("./") + %q;
   bool was = access(top.c_str(), F_OK) == 0;
   if (mkdir(top.c_str(), 0700) == 0 && chdir(top.c_str()) == 0) {
     std::string name(200, 'd'); int depth = 0;
@@ -409,6 +412,15 @@ int main() {
 		if _, err := os.Lstat(filepath.Join("/tmp", marker)); err == nil {
 			os.RemoveAll(filepath.Join("/tmp", marker))
 			t.Errorf("the tree is left on the host")
+		}
+		root, err := privateRoot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		left, _ := filepath.Glob(filepath.Join(root, "*", marker))
+		left2, _ := filepath.Glob(filepath.Join(root, "*", "*", marker))
+		if len(left)+len(left2) > 0 {
+			t.Errorf("the tree is left on the host: %v", append(left, left2...))
 		}
 	})
 }
@@ -623,8 +635,9 @@ int main() {
 
 // Issue 55: system calls the filter denies fail with EPERM, unknown numbers
 // (syscall(-1), x32's, numbers past the newest) with ENOSYS as on a kernel
-// without them — never SIGSYS — and sockets to the hypervisor or the kernel
-// with EAFNOSUPPORT; the program runs on and prints what it saw.
+// without them — never SIGSYS — and socket() of any family with EACCES (no
+// hypervisor, kernel, host unix or network socket; socketpair stays); the
+// program runs on and prints what it saw.
 func TestRedTeamSeccompAnswersWithErrors(t *testing.T) {
 	code := `#include <cerrno>
 #include <cstdio>
@@ -638,11 +651,13 @@ int main() {
   long denied[] = {447 /* memfd_secret */, 444 /* landlock_create_ruleset */, 467 /* open_tree_attr */,
                    424 /* pidfd_send_signal */, SYS_sysfs, SYS_modify_ldt, SYS_vmsplice, SYS_personality};
   for (long n : denied) printf("%d ", err(syscall(n, 0, 0, 0, 0)));
-  printf("%d %d\n", err(socket(40 /* AF_VSOCK */, SOCK_STREAM, 0)), err(socket(16 /* AF_NETLINK */, SOCK_RAW, 0)));
+  int sv[2];
+  printf("%d %d %d %d %d\n", err(socket(40 /* AF_VSOCK */, SOCK_STREAM, 0)), err(socket(16 /* AF_NETLINK */, SOCK_RAW, 0)),
+         err(socket(AF_UNIX, SOCK_STREAM, 0)), err(socket(AF_INET, SOCK_DGRAM, 0)), err(socketpair(AF_UNIX, SOCK_STREAM, 0, sv)));
 }`
-	want := fmt.Sprintf("%d %d %d %d %d %d %d %d %d %d %d %d %d %d", syscall.ENOSYS, syscall.ENOSYS, syscall.ENOSYS, syscall.ENOSYS,
+	want := fmt.Sprintf("%d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d 0", syscall.ENOSYS, syscall.ENOSYS, syscall.ENOSYS, syscall.ENOSYS,
 		syscall.EPERM, syscall.EPERM, syscall.EPERM, syscall.EPERM, syscall.EPERM, syscall.EPERM, syscall.EPERM, syscall.EPERM,
-		syscall.EAFNOSUPPORT, syscall.EAFNOSUPPORT)
+		syscall.EACCES, syscall.EACCES, syscall.EACCES, syscall.EACCES)
 	eachMode(t, func(t *testing.T, m sandboxMode) {
 		r := NewGCCExecutionVerifier([]TestCase{{Expected: want}}).Verify(context.Background(), code)
 		if r.Reward != 1 {
@@ -754,6 +769,98 @@ int main() {
 		var held, shm int
 		if n, _ := fmt.Sscan(strings.TrimSpace(tr.Actual), &held, &shm); n == 2 && (held > 2 || shm > 128) {
 			t.Errorf("%d processes held 48 MiB and %d MiB went to /dev/shm under a 128 MiB bound", held, shm)
+		}
+	})
+}
+
+// Issue 55 #5: in every mode a program sees nothing of the host beyond
+// the system directories: no host process in /proc (a jail's own two are
+// fine), no /etc/passwd, not the project tree, /root or /home, and it
+// holds no capability that a setuid file could give back (empty bounding
+// set). The fallback confines its commands with Landlock; without Landlock
+// (older kernels) its notices say so and this test is skipped there.
+func TestRedTeamSeesNoHost(t *testing.T) {
+	_, src, _, _ := runtime.Caller(0)
+	code := fmt.Sprintf(`#include <cstdio>
+#include <cstdlib>
+#include <dirent.h>
+#include <sys/prctl.h>
+int main() {
+  int procs = 0; DIR* d = opendir("/proc");
+  while (dirent* e = d ? readdir(d) : nullptr) if (atoi(e->d_name) > 0) procs++;
+  int caps = 0; for (int c = 0; c < 64; c++) caps += prctl(PR_CAPBSET_READ, c, 0, 0, 0) == 1;
+  bool passwd = fopen("/etc/passwd", "r") != nullptr, project = opendir(%q) != nullptr;
+  bool root = opendir("/root") != nullptr, home = opendir("/home") != nullptr;
+  printf("hostprocs=%%d passwd=%%d project=%%d root=%%d home=%%d capbnd=%%d\n", procs > 2, passwd, project, root, home, caps);
+}`, filepath.Dir(src))
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		r := NewGCCExecutionVerifier([]TestCase{{Expected: "hostprocs=0 passwd=0 project=0 root=0 home=0 capbnd=0"}}).Verify(context.Background(), code)
+		if !m.jail && landlockABI() < 1 {
+			t.Skip("no Landlock in this kernel: the fallback has no filesystem isolation (its notices say so)")
+		}
+		if tr := testsOf(t, r)[0]; !tr.Passed {
+			t.Errorf("the program saw the host: %q %q", tr.Actual, tr.Stderr)
+		}
+	})
+}
+
+// Issue 55 #5: two candidates verified at the same time cannot pass bytes
+// through the places every uid can write (/tmp, /var/tmp, /dev/shm,
+// /run/lock, /dev/mqueue) or an abstract unix socket. The writer leaves a
+// file in each and listens on a socket for 4 s; the reader looks for them
+// meanwhile.
+func TestRedTeamNoChannelBetweenConcurrentCandidates(t *testing.T) {
+	places := fmt.Sprintf(`const char* places[] = {"/tmp/", "/var/tmp/", "/dev/shm/", "/run/lock/", "/dev/mqueue/"};
+const char* name = "gosqlenv-channel-%d";
+const char* sock = "gosqlenv-channel-sock-%d";`, os.Getpid(), os.Getpid())
+	writer := `#include <cstdio>
+#include <cstring>
+#include <string>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+` + places + `
+int main() {
+  int wrote = 0;
+  for (const char* p : places) { FILE* f = fopen((std::string(p) + name).c_str(), "w"); if (f) { wrote++; fputs("secret", f); fclose(f); } }
+  int s = socket(AF_UNIX, SOCK_STREAM, 0); sockaddr_un a{}; a.sun_family = AF_UNIX; memcpy(a.sun_path + 1, sock, strlen(sock));
+  bool listening = s >= 0 && bind(s, (sockaddr*)&a, sizeof(sa_family_t) + 1 + strlen(sock)) == 0 && listen(s, 4) == 0;
+  fprintf(stderr, "wrote %d, listening %d\n", wrote, listening);
+  usleep(4000000);
+  puts("done");
+}`
+	reader := `#include <cstdio>
+#include <cstring>
+#include <string>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+` + places + `
+int main() {
+  for (int i = 0; i < 80; i++) {
+    for (const char* p : places) { FILE* f = fopen((std::string(p) + name).c_str(), "r"); if (f) { printf("found %s\n", p); return 0; } }
+    int s = socket(AF_UNIX, SOCK_STREAM, 0); sockaddr_un a{}; a.sun_family = AF_UNIX; memcpy(a.sun_path + 1, sock, strlen(sock));
+    if (s >= 0 && connect(s, (sockaddr*)&a, sizeof(sa_family_t) + 1 + strlen(sock)) == 0) { puts("found socket"); return 0; }
+    if (s >= 0) close(s);
+    usleep(50000);
+  }
+  puts("none");
+}`
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		if !m.jail && landlockABI() < 1 {
+			t.Skip("no Landlock in this kernel: the fallback has no filesystem isolation (its notices say so)")
+		}
+		done := make(chan Result, 1)
+		go func() {
+			done <- NewGCCExecutionVerifier([]TestCase{{Expected: "done", Timeout: 10 * time.Second}}).Verify(context.Background(), writer)
+		}()
+		r := NewGCCExecutionVerifier([]TestCase{{Expected: "none", Timeout: 10 * time.Second}}).Verify(context.Background(), reader)
+		w := <-done
+		if tr := testsOf(t, w)[0]; !tr.Passed {
+			t.Fatalf("writer: %q %q %s", tr.Actual, tr.Stderr, w.Error)
+		}
+		if tr := testsOf(t, r)[0]; !tr.Passed {
+			t.Errorf("the reader got the writer's bytes: %q (writer: %q)", tr.Actual, testsOf(t, w)[0].Stderr)
 		}
 	})
 }

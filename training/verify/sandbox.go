@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -50,11 +51,24 @@ var CompileLimits = Limits{CPUTime: 30 * time.Second, Memory: 4 << 30, TotalMemo
 //   - rlimits applied by /usr/bin/prlimit (CPU, address space, file size, open
 //     files, processes); if prlimit is missing the run proceeds and a notice is
 //     recorded;
-//   - init's launcher (initc/init.c, "--exec"): no descriptor above 2, no
-//     capabilities, no_new_privs and the jails' seccomp filter (no ptrace,
-//     pidfd_getfd, keyrings, System V IPC, namespaces, mounts...); it stays
-//     the command's parent and subreaper, kills every process of the uid when
-//     the command ends and reports the command's own wait status;
+//   - init's launcher (initc/init.c, "--exec"), started as root in the
+//     command's namespaces: it joins the command's memory cgroup
+//     (TotalMemory, cgroup v1 or v2, where one can be made; otherwise a
+//     notice), empties its bounding set and becomes the pool uid (below);
+//     the command gets no descriptor above 2, no capabilities,
+//     no_new_privs, Landlock and the jails' seccomp filter (no ptrace,
+//     pidfd_getfd, keyrings, System V IPC, sockets, namespaces, mounts...);
+//     the launcher stays the command's parent and subreaper, kills every
+//     process of the uid when the command ends and reports the command's
+//     own wait status;
+//   - Landlock, where the kernel has it (5.13+): the command can open
+//     nothing of the host's file system but the system directories a jail
+//     shows (read and execute), Reads, and its directory and Own (read and
+//     write) — not /tmp, /dev/shm or other world-writable directories (a
+//     channel between commands), not /proc (the host's processes), not
+//     world-readable trees; no TCP, and (ABI 6) no abstract unix socket or
+//     signal outside its own processes. Without Landlock a notice says that
+//     there is no filesystem isolation;
 //   - a uid/gid of its own with no supplementary groups, taken for the
 //     duration of the command from a pool (SandboxUIDBase …
 //     SandboxUIDBase+SandboxUIDCount-1) in which no two running commands
@@ -72,11 +86,10 @@ var CompileLimits = Limits{CPUTime: 30 * time.Second, Memory: 4 << 30, TotalMemo
 //     deleted;
 //   - stdout/stderr capped at Limits.OutputCap.
 //
-// What it cannot guarantee: there is no filesystem isolation. The command
-// sees the host's files with the permissions of its pool uid: it reads
-// world-readable files and, while it runs, can write to world-writable
-// directories. Memory is limited per process (RLIMIT_AS), not for the whole
-// command.
+// What it cannot guarantee: without Landlock there is no filesystem
+// isolation (the command reads world-readable files and, while it runs,
+// can write to world-writable directories); without a memory cgroup,
+// memory is limited per process (RLIMIT_AS), not for the whole command.
 //
 // With NoIsolation set none of the above isolation is applied (see
 // WithoutSandbox); only the clean environment, the wall-clock timeout, the
@@ -93,6 +106,11 @@ type Sandbox struct {
 	// starts. Nothing is given back afterwards: the caller deletes the
 	// directory. Ignored without privilege drop (non-root, NoIsolation).
 	Own string
+	// Reads are host paths the command may read (and execute) besides the
+	// system directories, where Landlock confines it: a compiler outside
+	// /usr. Everything else of the host's file system but dir and Own is
+	// out of its reach.
+	Reads []string
 }
 
 // RunResult is the outcome of one sandboxed command.
@@ -170,7 +188,10 @@ func (s *Sandbox) Run(ctx context.Context, dir string, timeout time.Duration, st
 		res.Err = err
 		return res
 	}
-	full := append([]string{launcher, "--exec"}, argv...)
+	full := slices.Concat([]string{launcher}, landlockArgs(dir, s.Own, s.Reads), []string{"--exec"}, argv)
+	if landlockABI() < 1 {
+		res.Notices = append(res.Notices, noLandlockNotice)
+	}
 	if pl := findTool("prlimit"); pl != "" {
 		full = append(append(prlimitArgs(pl, lim, timeout), "--"), full...)
 	} else {
@@ -185,14 +206,15 @@ func (s *Sandbox) Run(ctx context.Context, dir string, timeout time.Duration, st
 		res.Notices = append(res.Notices, note)
 	}
 	uid := SandboxUIDBase + slot
+	full = withLauncherArgs(full, launcher, "--uid", strconv.Itoa(uid))
 	notices := res.Notices
 	if lim.TotalMemory > 0 {
-		cg, err := commandCgroup(lim.TotalMemory, uid)
+		cg, err := commandCgroup(lim.TotalMemory)
 		if err != nil {
 			notices = append(notices, "memory is limited per process only (RLIMIT_AS), not for the whole run: "+err.Error())
 		} else {
 			defer removeCgroup(cg) // last: after the uid's processes are gone
-			full = joinFirst(full, launcher, filepath.Join(cg, "cgroup.procs"))
+			full = withLauncherArgs(full, launcher, "--cgroup", filepath.Join(cg, "cgroup.procs"))
 		}
 	}
 	r := s.runAs(ctx, dir, timeout, stdin, full, lim, uid, notices)
@@ -234,36 +256,69 @@ func prlimitArgs(pl string, lim Limits, timeout time.Duration) []string {
 }
 
 // commandCgroup makes the memory cgroup of one fallback command: all its
-// processes share it, /dev/shm pages they write included. The launcher,
-// already uid, joins it before it forks the command, so the cgroup's
-// cgroup.procs is given to uid (its limits stay root's). cgroup v2 lets a
-// process move only with write access to the common ancestor's
-// cgroup.procs, which uid lacks: not done there yet.
-func commandCgroup(limit uint64, uid int) (string, error) {
-	cg, v2, err := makeMemoryCgroup(limit)
-	if err != nil {
-		return "", err
-	}
-	if v2 {
-		removeCgroup(cg)
-		return "", errors.New("cgroup v2: the fallback cannot join a memory cgroup yet")
-	}
-	if err := os.Chown(filepath.Join(cg, "cgroup.procs"), uid, uid); err != nil {
-		removeCgroup(cg)
-		return "", err
-	}
-	return cg, nil
+// processes share it, /dev/shm pages they write included. The launcher
+// joins it, still root, before it forks the command (cgroup v1 or v2).
+func commandCgroup(limit uint64) (string, error) {
+	cg, _, err := makeMemoryCgroup(limit)
+	return cg, err
 }
 
-// joinFirst makes the launcher in argv ("launcher --exec …") join the
-// cgroup whose cgroup.procs is procs before it starts the command.
-func joinFirst(argv []string, launcher, procs string) []string {
-	for i := 0; i+1 < len(argv); i++ {
-		if argv[i] == launcher && argv[i+1] == "--exec" {
-			return slices.Concat(argv[:i+1], []string{"--cgroup", procs}, argv[i+1:])
+// withLauncherArgs adds args to the launcher's options in argv
+// ("… launcher [options] --exec …").
+func withLauncherArgs(argv []string, launcher string, args ...string) []string {
+	i := slices.Index(argv, launcher)
+	if i < 0 {
+		return argv
+	}
+	return slices.Concat(argv[:i+1], args, argv[i+1:])
+}
+
+// noLandlockNotice is the fallback's notice where the kernel has no
+// Landlock (before 5.13, or not enabled at boot).
+const noLandlockNotice = "no Landlock in this kernel: no filesystem isolation; the program reads the host's world-readable files and can write to world-writable directories (/tmp, /dev/shm), which are cleaned of its files after each command"
+
+// landlockABI is the running kernel's Landlock ABI version, 0 without it.
+var landlockABI = sync.OnceValue(func() int {
+	const sysLandlockCreateRuleset, versionFlag = 444, 1 // the same number on every architecture
+	abi, _, errno := syscall.RawSyscall(sysLandlockCreateRuleset, 0, 0, versionFlag)
+	if errno != 0 || landlockOff.Load() {
+		return 0
+	}
+	return int(abi)
+})
+
+// landlockOff makes landlockABI report none (tests of the notices).
+var landlockOff atomic.Bool
+
+// landlockArgs are the launcher's options that confine a fallback command
+// with Landlock, where the kernel has it: the host's system directories
+// (as a jail shows them) and reads read-only, dir and own read-write. The
+// launcher also allows the standard devices (/dev/null …).
+func landlockArgs(dir, own string, reads []string) []string {
+	if landlockABI() < 1 {
+		return nil
+	}
+	args := []string{"--landlock"}
+	for _, p := range slices.Concat(systemPaths(), reads) {
+		args = append(args, "--read", p)
+	}
+	args = append(args, "--write", dir)
+	if own != "" && own != dir {
+		args = append(args, "--write", own)
+	}
+	return args
+}
+
+// systemPaths are the host's directories and files a command needs to run
+// a program or the compiler: what a jail shows (systemBinds).
+func systemPaths() []string {
+	var ps []string
+	for _, p := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/ld.so.cache", "/etc/alternatives"} {
+		if _, err := os.Stat(p); err == nil {
+			ps = append(ps, p)
 		}
 	}
-	return argv
+	return ps
 }
 
 type runOutcome struct {
@@ -314,7 +369,7 @@ func (s *Sandbox) runOnce(ctx context.Context, dir string, timeout time.Duration
 	errw := &capWriter{limit: lim.OutputCap}
 	cmd.Stdout, cmd.Stderr = out, errw
 	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if uid >= 0 {
+	if uid >= 0 && !launched { // a launcher becomes uid itself (launcher in init.c)
 		attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}
 	}
 	if useNS {

@@ -21,9 +21,10 @@ import (
 // that later verifications go straight to the fallback.
 var jailBroken atomic.Pointer[string]
 
-// fallbackNotice says what the per-command fallback sandbox (root only) does
-// not isolate.
-const fallbackNotice = "no filesystem isolation: the program reads the host's world-readable files and can write to world-writable directories (/tmp, /dev/shm), which are cleaned of its files after each command"
+// fallbackNotice says how the per-command fallback sandbox (root only)
+// differs from a jail; where the kernel has no Landlock, each result also
+// carries noLandlockNotice.
+const fallbackNotice = "per-command fallback sandbox: each command runs as a pool uid of its own, confined by Landlock (where the kernel has it) to the system directories and its own directory"
 
 // errNoIsolation refuses to run candidates where nothing can isolate them:
 // without root and without a working bubblewrap, a program would run as the
@@ -183,7 +184,7 @@ func (ws *workspace) compile(ctx context.Context, comp string, flags []string, l
 		if err := copyFile(filepath.Join(ws.dir, "main.cpp"), filepath.Join(out, "main.cpp"), 0o644); err != nil {
 			return RunResult{Err: err}
 		}
-		sb := Sandbox{Limits: lim, Own: out}
+		sb := Sandbox{Limits: lim, Own: out, Reads: compilerRoot(comp)}
 		r = sb.Run(ctx, out, timeout, nil, argv...)
 	}
 	if r.OK() {

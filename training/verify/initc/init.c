@@ -17,8 +17,8 @@
 // running with init's uid (in a user namespace) still cannot ptrace it, take
 // its descriptors or read its /proc files.
 //
-// "init --exec ARGV..." is the fallback's launcher (no bubblewrap): see
-// launch. Because the command is not PID 1,
+// "init [options] --exec ARGV..." is the fallback's launcher (no
+// bubblewrap): see launcher and launch. Because the command is not PID 1,
 // signals behave as on any system: abort() aborts, alarm() fires, raise()
 // kills.
 //
@@ -42,6 +42,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -425,9 +426,12 @@ static int seccomp_filter(void) {
 	// process that opens the same file, a channel through shared files.
 	static const unsigned lock_cmds[] = {F_GETLK, F_SETLK, F_SETLKW, 36 /* F_OFD_GETLK */, 37 /* F_OFD_SETLK */, 38 /* F_OFD_SETLKW */};
 	k = deny_arg_in(f, k, __NR_fcntl, 1, lock_cmds, 6, EPERM);
-	// No sockets to the hypervisor (vsock) or the kernel (netlink).
-	static const unsigned families[] = {16 /* AF_NETLINK */, 40 /* AF_VSOCK */};
-	k = deny_arg_in(f, k, __NR_socket, 0, families, 2, EAFNOSUPPORT);
+	// No sockets at all (socketpair stays): not to the hypervisor (vsock)
+	// or the kernel (netlink), and in the fallback not to the host's unix
+	// sockets, abstract ones or its network. EACCES, as a security
+	// module's refusal.
+	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 1);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES);
 #ifdef __NR_clone3
 	f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
@@ -453,8 +457,15 @@ static int drop_capabilities(void) {
 }
 
 // confine is the last step before exec, for commands and the launcher.
+// Landlock (the fallback's, see landlock_confine) comes before the seccomp
+// filter, which refuses Landlock's calls.
+static int landlock_confine(void);
+static int ll_on;
 static int confine(void) {
 	if (drop_capabilities() < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		return -1;
+	}
+	if (ll_on && landlock_confine() < 0) {
 		return -1;
 	}
 	return seccomp_filter();
@@ -475,6 +486,104 @@ static void close_from(int lowfd) {
 	for (int fd = lowfd; fd < 1024; fd++) {
 		close(fd);
 	}
+}
+
+// Landlock (kernel 5.13+): the fallback's file system isolation without
+// mounts. The structures and constants are the kernel's UAPI
+// (linux/landlock.h), spelled out for C libraries whose headers predate it.
+struct gs_ruleset_attr {
+	uint64_t handled_access_fs, handled_access_net, scoped;
+};
+struct gs_path_beneath_attr {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+#define GS_LL_RULE_PATH_BENEATH 1
+#define GS_LL_FS_EXECUTE (1ULL << 0)
+#define GS_LL_FS_WRITE_FILE (1ULL << 1)
+#define GS_LL_FS_READ_FILE (1ULL << 2)
+#define GS_LL_FS_READ_DIR (1ULL << 3)
+#define GS_LL_FS_TRUNCATE (1ULL << 14)
+#define GS_LL_FS_IOCTL_DEV (1ULL << 15)
+#define GS_LL_NET_ALL 3ULL          // bind and connect TCP (ABI 4)
+#define GS_LL_SCOPE_ALL 3ULL        // abstract unix sockets, signals (ABI 6)
+
+// landlock_paths are the paths a fallback command may reach, from the
+// launcher's --read and --write arguments: read (and execute) beneath each
+// read path, everything beneath each write path. Nothing else of the host's
+// file system can be opened: not /tmp, /dev/shm or other world-writable
+// directories (channels between commands), not /proc (the host's processes
+// and command lines), not world-readable trees (the project checkout).
+static char *ll_read[32], *ll_write[8];
+static int ll_nread, ll_nwrite;
+
+// ll_all_fs is every file system right the running kernel's ABI knows.
+static uint64_t ll_all_fs(long abi) {
+	uint64_t all = (1ULL << 13) - 1; // ABI 1: execute … make_sym
+	if (abi >= 2) {
+		all |= 1ULL << 13; // refer
+	}
+	if (abi >= 3) {
+		all |= GS_LL_FS_TRUNCATE;
+	}
+	if (abi >= 5) {
+		all |= GS_LL_FS_IOCTL_DEV;
+	}
+	return all;
+}
+
+static int ll_add(int ruleset, const char *path, uint64_t access) {
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0) {
+		return errno == ENOENT ? 0 : -1; // a system directory this host does not have
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) { // a file takes only the rights of files
+		access &= GS_LL_FS_EXECUTE | GS_LL_FS_WRITE_FILE | GS_LL_FS_READ_FILE | GS_LL_FS_TRUNCATE | GS_LL_FS_IOCTL_DEV;
+	}
+	struct gs_path_beneath_attr pb = {access, fd};
+	int r = (int)syscall(__NR_landlock_add_rule, ruleset, GS_LL_RULE_PATH_BENEATH, &pb, 0);
+	close(fd);
+	return r;
+}
+
+// landlock_confine restricts the calling process (no_new_privs set) to
+// landlock_paths, the standard devices, no TCP (ABI 4) and, from ABI 6, no
+// abstract unix socket or signal outside its own domain.
+static int landlock_confine(void) {
+	long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, 1 /* LANDLOCK_CREATE_RULESET_VERSION */);
+	if (abi < 1) {
+		return -1;
+	}
+	uint64_t all = ll_all_fs(abi);
+	struct gs_ruleset_attr ra = {all, abi >= 4 ? GS_LL_NET_ALL : 0, abi >= 6 ? GS_LL_SCOPE_ALL : 0};
+	int rs = (int)syscall(__NR_landlock_create_ruleset, &ra, sizeof ra, 0);
+	if (rs < 0) {
+		return -1;
+	}
+	uint64_t rd = (GS_LL_FS_EXECUTE | GS_LL_FS_READ_FILE | GS_LL_FS_READ_DIR) & all;
+	uint64_t dev = (GS_LL_FS_READ_FILE | GS_LL_FS_WRITE_FILE | GS_LL_FS_TRUNCATE | GS_LL_FS_IOCTL_DEV) & all;
+	static const char *devices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
+	int bad = 0;
+	for (int i = 0; i < ll_nread; i++) {
+		bad |= ll_add(rs, ll_read[i], rd) < 0;
+	}
+	for (int i = 0; i < ll_nwrite; i++) {
+		bad |= ll_add(rs, ll_write[i], all) < 0;
+	}
+	for (size_t i = 0; i < sizeof devices / sizeof devices[0]; i++) {
+		bad |= ll_add(rs, devices[i], dev) < 0;
+	}
+	if (bad || syscall(__NR_landlock_restrict_self, rs, 0) < 0) {
+		close(rs);
+		return -1;
+	}
+	close(rs);
+	return 0;
 }
 
 // child sets the command's process up and execs it; on failure it writes
@@ -689,8 +798,8 @@ static void run(const struct gs_request *rq, int fds[4], char *cwd, char **argv,
 	}
 }
 
-// launch is "init --exec ARGV...", the fallback's launcher (no bubblewrap):
-// it runs as the command's uid and, where namespaces work, as PID 1 of the
+// launch is the rest of the fallback's launcher (no bubblewrap, see
+// launcher): it runs as the command's uid and, where namespaces work, as PID 1 of the
 // command's PID namespace. It forks the command, with no descriptor above 2
 // and the confinement of confine(), and stays its parent and its
 // descendants' subreaper: when the command ends, every process of the uid
@@ -738,6 +847,57 @@ static int launch(char **argv) {
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+// launcher is "init [--uid N] [--cgroup PROCS] [--landlock] [--read PATH]...
+// [--write PATH]... --exec ARGV...", the fallback's launcher, started as
+// root in the command's namespaces. Before it becomes the command's uid N
+// (no groups) it joins the command's memory cgroup (PROCS is its
+// cgroup.procs: every process of the command is born in it, cgroup v1 or
+// v2) and empties its bounding set, which the command inherits; with
+// --landlock the command is confined to the --read and --write paths
+// (landlock_confine). Then launch.
+static int launcher(int argc, char **argv) {
+	long uid = -1;
+	int i = 1;
+	for (; i + 1 < argc && strcmp(argv[i], "--exec") != 0; i++) {
+		if (strcmp(argv[i], "--landlock") == 0) {
+			ll_on = 1;
+			continue;
+		}
+		const char *flag = argv[i], *val = argv[++i];
+		if (strcmp(flag, "--uid") == 0) {
+			uid = strtol(val, NULL, 10);
+		} else if (strcmp(flag, "--cgroup") == 0) {
+			int fd = open(val, O_WRONLY | O_CLOEXEC);
+			if (fd < 0 || write(fd, "0", 1) != 1) {
+				perror("gosqlenv-verify-init: join the memory cgroup");
+				return 126;
+			}
+			close(fd);
+		} else if (strcmp(flag, "--read") == 0 && ll_nread < (int)(sizeof ll_read / sizeof ll_read[0])) {
+			ll_read[ll_nread++] = (char *)val;
+		} else if (strcmp(flag, "--write") == 0 && ll_nwrite < (int)(sizeof ll_write / sizeof ll_write[0])) {
+			ll_write[ll_nwrite++] = (char *)val;
+		} else {
+			fprintf(stderr, "gosqlenv-verify-init: launcher: bad argument %s\n", flag);
+			return 126;
+		}
+	}
+	if (i + 1 >= argc) {
+		fprintf(stderr, "gosqlenv-verify-init: launcher: no command after --exec\n");
+		return 126;
+	}
+	if (uid >= 0) {
+		for (int c = 0; c < 64; c++) {
+			prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
+		}
+		if (setgroups(0, NULL) < 0 || setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) < 0 || setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) < 0) {
+			perror("gosqlenv-verify-init: launcher: become the command's uid");
+			return 126;
+		}
+	}
+	return launch(argv + i + 1);
+}
+
 // init_state is what a command might change of init itself from inside
 // the jail (in a user namespace commands share init's uid, and /proc/1 is
 // theirs to write): its resource limits, CPU affinity, priority, OOM score
@@ -764,20 +924,10 @@ static void read_state(struct init_state *st) {
 }
 
 int main(int argc, char **argv) {
-	if (argc > 4 && strcmp(argv[1], "--cgroup") == 0 && strcmp(argv[3], "--exec") == 0) {
-		// The fallback's memory cgroup: join it before the command is
-		// forked, so that every process of the command is born in it
-		// (the verifier gave this uid its cgroup.procs, nothing else).
-		int fd = open(argv[2], O_WRONLY | O_CLOEXEC);
-		if (fd < 0 || write(fd, "0", 1) != 1) {
-			perror("gosqlenv-verify-init: join the memory cgroup");
-			return 126;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--exec") == 0) { // the jail's init takes no --exec
+			return launcher(argc, argv);
 		}
-		close(fd);
-		return launch(argv + 4);
-	}
-	if (argc > 2 && strcmp(argv[1], "--exec") == 0) {
-		return launch(argv + 2);
 	}
 	if (argc > 2 && strcmp(argv[1], "--tmp-size") == 0) {
 		tmp_size = strtoull(argv[2], NULL, 10);

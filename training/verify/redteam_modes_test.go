@@ -864,3 +864,49 @@ int main() {
 		}
 	})
 }
+
+// Issue 55 #6: the PID counter carries nothing from one verification to
+// the next. A planter makes 150 processes; a program verified after it
+// gets the same pid, and its child the same pid, as one verified before
+// it: a reused jail's counter is put back before each command (or, where
+// init cannot, a jail whose counter moved is not reused), and the fallback
+// gives each command a PID namespace of its own. Without namespaces the
+// host's counter is everyone's: that mode is skipped.
+func TestRedTeamNoPIDCounterChannel(t *testing.T) {
+	planter := `#include <cstdio>
+#include <sys/wait.h>
+#include <unistd.h>
+int main() {
+  for (int i = 0; i < 150; i++) { pid_t p = fork(); if (p == 0) _exit(0); if (p > 0) waitpid(p, nullptr, 0); }
+  puts("ok");
+}`
+	probe := `#include <cstdio>
+#include <sys/wait.h>
+#include <unistd.h>
+int main() {
+  int fd[2]; pipe(fd); pid_t c = fork();
+  if (c == 0) { _exit(0); }
+  waitpid(c, nullptr, 0);
+  printf("ok\n"); fprintf(stderr, "pid %d child %d\n", getpid(), c);
+}`
+	eachMode(t, func(t *testing.T, m sandboxMode) {
+		if m.name == "root fallback without namespaces" {
+			t.Skip("without a PID namespace every process takes the host's counter")
+		}
+		verify := func(code string) string {
+			r := NewGCCExecutionVerifier([]TestCase{{Expected: "ok"}}).Verify(context.Background(), code)
+			tr := testsOf(t, r)[0]
+			if !tr.Passed {
+				t.Fatalf("%q %q %s", tr.Actual, tr.Stderr, r.Error)
+			}
+			return tr.Stderr
+		}
+		before := verify(probe)
+		for round := range 2 {
+			verify(planter)
+			if after := verify(probe); after != before {
+				t.Errorf("round %d: after a planter %q, before it %q", round, after, before)
+			}
+		}
+	})
+}

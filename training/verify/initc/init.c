@@ -129,6 +129,75 @@ static int fresh_tmp(void) {
 	return 0;
 }
 
+// pid_counter is a writable descriptor of the jail's PID counter
+// (/proc/sys/kernel/ns_last_pid of the jail's PID namespace), or -1, and
+// pid_base its value when the jail opened. bubblewrap shows /proc/sys
+// read-only, so init opens the file on a /proc of its own, mounted on a
+// directory of its /tmp and detached at once. Before each command the
+// counter goes back to pid_base: a command's pid, and its children's, do
+// not tell how many processes earlier commands made (issue 55 #6). Where
+// it cannot be had, init reports the jail tainted (not reused) after a
+// command whose processes moved the counter past the command's own pid.
+static int pid_counter = -1;
+static long pid_base = -1;
+static pid_t last_command = -1; // the pid of the last command run
+
+static long read_pid_counter(int fd) {
+	char b[32] = {0};
+	if (pread(fd, b, sizeof b - 1, 0) <= 0) {
+		return -1;
+	}
+	return strtol(b, NULL, 10);
+}
+
+static void open_pid_counter(void) {
+	int fd = open("/proc/sys/kernel/ns_last_pid", O_RDWR | O_CLOEXEC);
+	if (fd < 0 && mkdir("/tmp/.gosqlenv-proc", 0700) == 0) {
+		if (mount("proc", "/tmp/.gosqlenv-proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0) {
+			fd = open("/tmp/.gosqlenv-proc/sys/kernel/ns_last_pid", O_RDWR | O_CLOEXEC);
+			umount2("/tmp/.gosqlenv-proc", MNT_DETACH);
+		}
+		rmdir("/tmp/.gosqlenv-proc");
+	}
+	if (fd >= 0) {
+		pid_base = read_pid_counter(fd);
+		char b[32];
+		int n = snprintf(b, sizeof b, "%ld", pid_base);
+		if (pid_base < 0 || pwrite(fd, b, (size_t)n, 0) != n) { // not writable after all
+			close(fd);
+			fd = -1;
+		}
+	}
+	pid_counter = fd;
+}
+
+// reset_pid_counter puts the counter back to pid_base; every process of
+// the jail but init is gone.
+static void reset_pid_counter(void) {
+	char b[32];
+	int n = snprintf(b, sizeof b, "%ld", pid_base);
+	if (pid_counter >= 0 && pwrite(pid_counter, b, (size_t)n, 0) != n) {
+		close(pid_counter); // the check after each command takes over
+		pid_counter = -1;
+	}
+}
+
+// pid_counter_moved says, where init cannot reset the counter, whether the
+// command whose pid was pid made other processes: the counter (read from
+// the jail's /proc) is past its pid.
+static int pid_counter_moved(pid_t pid) {
+	if (pid_counter >= 0) {
+		return 0;
+	}
+	int fd = open("/proc/sys/kernel/ns_last_pid", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		return 1;
+	}
+	long last = read_pid_counter(fd);
+	close(fd);
+	return last != (long)pid;
+}
+
 // The system calls a command may not make: tracing or reading other
 // processes (ptrace, process_vm_*, pidfd_getfd, kcmp), the kernel keyrings (a
 // channel between verifications: the user keyring outlives them), System V
@@ -714,7 +783,9 @@ static void run(const struct gs_request *rq, int fds[4], char *cwd, char **argv,
 		rs->err = errno;
 		return;
 	}
+	reset_pid_counter();
 	pid_t pid = fork();
+	last_command = pid;
 	if (pid < 0) {
 		rs->err = errno;
 		close(errpipe[0]);
@@ -940,6 +1011,7 @@ int main(int argc, char **argv) {
 		perror("gosqlenv-verify-init: fresh /tmp");
 		return 1;
 	}
+	open_pid_counter();
 	sigset_t chld;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
@@ -1009,7 +1081,8 @@ int main(int argc, char **argv) {
 			}
 		}
 		read_state(&now);
-		tainted = tainted || memcmp(&initial, &now, sizeof now) != 0;
+		tainted = tainted || memcmp(&initial, &now, sizeof now) != 0 || (last_command > 0 && pid_counter_moved(last_command));
+		last_command = -1;
 		rs.tainted = tainted;
 		if (send(3, &rs, sizeof rs, 0) != sizeof rs) {
 			return 1;

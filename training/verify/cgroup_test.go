@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -40,5 +41,40 @@ func TestStaleCgroupsAreSwept(t *testing.T) {
 		if _, err := os.Stat(name(pid)); err != nil {
 			t.Errorf("the cgroup of a running process was removed: %v", err)
 		}
+	}
+}
+
+// The fallback's launcher kills every process of its uid after the
+// command, so as root outside a PID namespace it refuses to run one without
+// --uid; with --probe it only joins the cgroup it is given (the verifier's
+// cgroup v2 check) and runs nothing.
+func TestLauncherRefusesRootWithoutUID(t *testing.T) {
+	needGPP(t)
+	if os.Geteuid() != 0 {
+		t.Skip("as root only")
+	}
+	launcher, err := initBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(t.TempDir(), "ran")
+	out, err := exec.Command(launcher, "--exec", "/usr/bin/touch", marker).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "refusing to run a command as root") {
+		t.Errorf("launcher without --uid: err %v, output %q", err, out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the command ran")
+	}
+	cg, _, err := makeMemoryCgroup(64 << 20)
+	if err != nil {
+		t.Skip("no memory cgroup:", err)
+	}
+	defer removeCgroup(cg)
+	out, err = exec.Command(launcher, "--cgroup", filepath.Join(cg, "cgroup.procs"), "--probe", "--exec", "/usr/bin/touch", marker).CombinedOutput()
+	if err != nil {
+		t.Errorf("probe: %v %q", err, out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the probe ran the command")
 	}
 }

@@ -259,9 +259,39 @@ func prlimitArgs(pl string, lim Limits, timeout time.Duration) []string {
 // processes share it, /dev/shm pages they write included. The launcher
 // joins it, still root, before it forks the command (cgroup v1 or v2).
 func commandCgroup(limit uint64) (string, error) {
-	cg, _, err := makeMemoryCgroup(limit)
+	cg, v2, err := makeMemoryCgroup(limit)
+	if err == nil && v2 {
+		if err = launcherJoinsV2(cg); err != nil {
+			removeCgroup(cg)
+			return "", err
+		}
+	}
 	return cg, err
 }
+
+// launcherJoinsV2 checks, once per process, that the launcher can join a
+// cgroup v2 cgroup such as cg (a move needs write access to the common
+// ancestor's cgroup.procs, which delegation may not give): where it
+// cannot, fallback commands run without one (and say so) rather than fail.
+func launcherJoinsV2(cg string) error {
+	v2JoinOnce.Do(func() {
+		launcher, err := initBinary()
+		if err == nil {
+			var out []byte
+			out, err = exec.Command(launcher, "--cgroup", filepath.Join(cg, "cgroup.procs"), "--probe", "--exec", "/bin/true").CombinedOutput()
+			if err != nil {
+				err = fmt.Errorf("cgroup v2: the launcher cannot join %s: %v %s", cg, err, bytes.TrimSpace(out))
+			}
+		}
+		v2JoinErr = err
+	})
+	return v2JoinErr
+}
+
+var (
+	v2JoinOnce sync.Once
+	v2JoinErr  error
+)
 
 // withLauncherArgs adds args to the launcher's options in argv
 // ("… launcher [options] --exec …").

@@ -919,7 +919,8 @@ static int launch(char **argv) {
 }
 
 // launcher is "init [--uid N] [--cgroup PROCS] [--landlock] [--read PATH]...
-// [--write PATH]... --exec ARGV...", the fallback's launcher, started as
+// [--write PATH]... [--probe] --exec ARGV...", the fallback's launcher (with
+// --probe it stops after joining the cgroup), started as
 // root in the command's namespaces. Before it becomes the command's uid N
 // (no groups) it joins the command's memory cgroup (PROCS is its
 // cgroup.procs: every process of the command is born in it, cgroup v1 or
@@ -928,10 +929,15 @@ static int launch(char **argv) {
 // (landlock_confine). Then launch.
 static int launcher(int argc, char **argv) {
 	long uid = -1;
+	int probe = 0;
 	int i = 1;
 	for (; i + 1 < argc && strcmp(argv[i], "--exec") != 0; i++) {
 		if (strcmp(argv[i], "--landlock") == 0) {
 			ll_on = 1;
+			continue;
+		}
+		if (strcmp(argv[i], "--probe") == 0) { // only check the options (the verifier's cgroup v2 probe)
+			probe = 1;
 			continue;
 		}
 		const char *flag = argv[i], *val = argv[++i];
@@ -955,6 +961,15 @@ static int launcher(int argc, char **argv) {
 	}
 	if (i + 1 >= argc) {
 		fprintf(stderr, "gosqlenv-verify-init: launcher: no command after --exec\n");
+		return 126;
+	}
+	if (probe) {
+		return 0;
+	}
+	if (uid < 0 && geteuid() == 0 && getpid() != 1) {
+		// launch kills every process of its uid (kill(-1)) after the
+		// command: as root outside a PID namespace, that is the machine.
+		fprintf(stderr, "gosqlenv-verify-init: launcher: refusing to run a command as root outside a PID namespace (no --uid)\n");
 		return 126;
 	}
 	if (uid >= 0) {

@@ -174,11 +174,21 @@ type jail struct {
 	mu sync.Mutex // one command at a time
 }
 
+// systemDirs and systemFiles are what of the host's file system a command
+// needs to run a program or the compiler: a jail shows them (systemBinds),
+// the fallback's Landlock lets them be read (systemPaths). /usr is the
+// first of systemDirs; the others are links into it (merged /usr) or
+// directories.
+var (
+	systemDirs  = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}
+	systemFiles = []string{"/etc/ld.so.cache", "/etc/alternatives"}
+)
+
 // systemBinds shows the host's system directories read-only: /usr, and /bin,
 // /sbin and /lib* as the links (merged /usr) or directories they are.
 func systemBinds() []string {
 	args := []string{"--ro-bind", "/usr", "/usr"}
-	for _, d := range []string{"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
+	for _, d := range systemDirs[1:] {
 		st, err := os.Lstat(d)
 		switch {
 		case err != nil:
@@ -190,7 +200,7 @@ func systemBinds() []string {
 			args = append(args, "--ro-bind", d, d)
 		}
 	}
-	for _, f := range []string{"/etc/ld.so.cache", "/etc/alternatives"} {
+	for _, f := range systemFiles {
 		if _, err := os.Stat(f); err == nil {
 			args = append(args, "--ro-bind", f, f)
 		}

@@ -175,7 +175,7 @@ func (s *Sandbox) Run(ctx context.Context, dir string, timeout time.Duration, st
 		lim.OutputCap = 1 << 20
 	}
 	if s.NoIsolation {
-		return s.runOnce(ctx, dir, timeout, stdin, argv, lim, -1, false, false)
+		return s.runOnce(ctx, dir, timeout, stdin, argv, lim, false, false)
 	}
 	if os.Geteuid() != 0 {
 		res.Err = errNoIsolation
@@ -188,14 +188,15 @@ func (s *Sandbox) Run(ctx context.Context, dir string, timeout time.Duration, st
 		res.Err = err
 		return res
 	}
-	full := slices.Concat([]string{launcher}, landlockArgs(dir, s.Own, s.Reads), []string{"--exec"}, argv)
-	if landlockABI() < 1 {
-		res.Notices = append(res.Notices, noLandlockNotice)
-	}
+	var prlimit []string
 	if pl := findTool("prlimit"); pl != "" {
-		full = append(append(prlimitArgs(pl, lim, timeout), "--"), full...)
+		prlimit = append(prlimitArgs(pl, lim, timeout), "--")
 	} else {
 		res.Notices = append(res.Notices, "prlimit not found: resource limits not applied")
+	}
+	opts := landlockArgs(dir, s.Own, s.Reads)
+	if landlockABI() < 1 {
+		res.Notices = append(res.Notices, noLandlockNotice)
 	}
 	slot, note, err := sandboxUIDs.acquire(ctx)
 	if err != nil {
@@ -206,7 +207,7 @@ func (s *Sandbox) Run(ctx context.Context, dir string, timeout time.Duration, st
 		res.Notices = append(res.Notices, note)
 	}
 	uid := SandboxUIDBase + slot
-	full = withLauncherArgs(full, launcher, "--uid", strconv.Itoa(uid))
+	opts = append(opts, "--uid", strconv.Itoa(uid))
 	notices := res.Notices
 	if lim.TotalMemory > 0 {
 		cg, err := commandCgroup(lim.TotalMemory)
@@ -214,9 +215,10 @@ func (s *Sandbox) Run(ctx context.Context, dir string, timeout time.Duration, st
 			notices = append(notices, "memory is limited per process only (RLIMIT_AS), not for the whole run: "+err.Error())
 		} else {
 			defer removeCgroup(cg) // last: after the uid's processes are gone
-			full = withLauncherArgs(full, launcher, "--cgroup", filepath.Join(cg, "cgroup.procs"))
+			opts = append(opts, "--cgroup", filepath.Join(cg, "cgroup.procs"))
 		}
 	}
+	full := slices.Concat(prlimit, []string{launcher}, opts, []string{"--exec"}, argv)
 	r := s.runAs(ctx, dir, timeout, stdin, full, lim, uid, notices)
 	// Nothing of uid may outlive the run. With a PID namespace the
 	// kernel has killed (and the namespace's init reaped) whatever the
@@ -293,16 +295,6 @@ var (
 	v2JoinErr  error
 )
 
-// withLauncherArgs adds args to the launcher's options in argv
-// ("… launcher [options] --exec …").
-func withLauncherArgs(argv []string, launcher string, args ...string) []string {
-	i := slices.Index(argv, launcher)
-	if i < 0 {
-		return argv
-	}
-	return slices.Concat(argv[:i+1], args, argv[i+1:])
-}
-
 // noLandlockNotice is the fallback's notice where the kernel has no
 // Landlock (before 5.13, or not enabled at boot).
 const noLandlockNotice = "no Landlock in this kernel: no filesystem isolation; the program reads the host's world-readable files and can write to world-writable directories (/tmp, /dev/shm), which are cleaned of its files after each command"
@@ -311,14 +303,11 @@ const noLandlockNotice = "no Landlock in this kernel: no filesystem isolation; t
 var landlockABI = sync.OnceValue(func() int {
 	const sysLandlockCreateRuleset, versionFlag = 444, 1 // the same number on every architecture
 	abi, _, errno := syscall.RawSyscall(sysLandlockCreateRuleset, 0, 0, versionFlag)
-	if errno != 0 || landlockOff.Load() {
+	if errno != 0 {
 		return 0
 	}
 	return int(abi)
 })
-
-// landlockOff makes landlockABI report none (tests of the notices).
-var landlockOff atomic.Bool
 
 // landlockArgs are the launcher's options that confine a fallback command
 // with Landlock, where the kernel has it: the host's system directories
@@ -339,25 +328,25 @@ func landlockArgs(dir, own string, reads []string) []string {
 	return args
 }
 
-// systemPaths are the host's directories and files a command needs to run
-// a program or the compiler: what a jail shows (systemBinds).
-func systemPaths() []string {
+// systemPaths are those of systemDirs and systemFiles this host has.
+var systemPaths = sync.OnceValue(func() []string {
 	var ps []string
-	for _, p := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/ld.so.cache", "/etc/alternatives"} {
+	for _, p := range slices.Concat(systemDirs, systemFiles) {
 		if _, err := os.Stat(p); err == nil {
 			ps = append(ps, p)
 		}
 	}
 	return ps
-}
+})
 
 type runOutcome struct {
 	RunResult
 	usedNS bool // the command ran in its own PID namespace
 }
 
-// runAs runs argv (the launcher, wrapped in prlimit) as the pool uid uid,
-// in namespaces where they work.
+// runAs runs argv (the launcher, wrapped in prlimit; the launcher becomes
+// the pool uid uid, to which Own is given first), in namespaces where they
+// work.
 func (s *Sandbox) runAs(ctx context.Context, dir string, timeout time.Duration, stdin []byte, argv []string, lim Limits, uid int, notices []string) runOutcome {
 	if s.Own != "" {
 		if err := giveDir(s.Own, uid); err != nil {
@@ -366,7 +355,7 @@ func (s *Sandbox) runAs(ctx context.Context, dir string, timeout time.Duration, 
 	}
 	useNS := !namespacesBroken.Load()
 	for {
-		r := s.runOnce(ctx, dir, timeout, stdin, argv, lim, uid, useNS, true)
+		r := s.runOnce(ctx, dir, timeout, stdin, argv, lim, useNS, true)
 		if r.Err != nil && useNS && (errors.Is(r.Err, syscall.EPERM) || errors.Is(r.Err, syscall.EINVAL) || errors.Is(r.Err, syscall.ENOSPC)) {
 			namespacesBroken.Store(true)
 			notices = append(notices, "namespaces unavailable ("+r.Err.Error()+"): running without PID/net isolation")
@@ -384,7 +373,7 @@ func (s *Sandbox) runAs(ctx context.Context, dir string, timeout time.Duration, 
 // runOnce runs argv once. With launched, argv starts init's launcher, which
 // writes the command's raw wait status to the pipe on fd 3: that status,
 // not the launcher's own, is the result.
-func (s *Sandbox) runOnce(ctx context.Context, dir string, timeout time.Duration, stdin []byte, argv []string, lim Limits, uid int, useNS, launched bool) RunResult {
+func (s *Sandbox) runOnce(ctx context.Context, dir string, timeout time.Duration, stdin []byte, argv []string, lim Limits, useNS, launched bool) RunResult {
 	var res RunResult
 	if timeout <= 0 {
 		timeout = 5 * time.Second
@@ -399,9 +388,6 @@ func (s *Sandbox) runOnce(ctx context.Context, dir string, timeout time.Duration
 	errw := &capWriter{limit: lim.OutputCap}
 	cmd.Stdout, cmd.Stderr = out, errw
 	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if uid >= 0 && !launched { // a launcher becomes uid itself (launcher in init.c)
-		attr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}
-	}
 	if useNS {
 		attr.Cloneflags = syscall.CLONE_NEWPID | syscall.CLONE_NEWNS | syscall.CLONE_NEWNET
 	}

@@ -150,6 +150,8 @@ static long read_pid_counter(int fd) {
 	return strtol(b, NULL, 10);
 }
 
+static void reset_pid_counter(void);
+
 static void open_pid_counter(void) {
 	int fd = open("/proc/sys/kernel/ns_last_pid", O_RDWR | O_CLOEXEC);
 	if (fd < 0 && mkdir("/tmp/.gosqlenv-proc", 0700) == 0) {
@@ -159,16 +161,12 @@ static void open_pid_counter(void) {
 		}
 		rmdir("/tmp/.gosqlenv-proc");
 	}
-	if (fd >= 0) {
-		pid_base = read_pid_counter(fd);
-		char b[32];
-		int n = snprintf(b, sizeof b, "%ld", pid_base);
-		if (pid_base < 0 || pwrite(fd, b, (size_t)n, 0) != n) { // not writable after all
-			close(fd);
-			fd = -1;
-		}
+	if (fd >= 0 && (pid_base = read_pid_counter(fd)) < 0) {
+		close(fd);
+		fd = -1;
 	}
 	pid_counter = fd;
+	reset_pid_counter(); // not writable after all: closed, and the check after each command takes over
 }
 
 // reset_pid_counter puts the counter back to pid_base; every process of

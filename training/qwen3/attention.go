@@ -16,9 +16,9 @@ const maskedScore = -1e30
 func projectQKV(cfg Config, p layerParams, a, cos, sin *Node) (q, k, v *Node) {
 	dims := a.Shape().Dimensions
 	b, t := dims[0], dims[1]
-	q = Reshape(linear(a, p.q, p.qBias), b, t, cfg.NumAttentionHeads, cfg.HeadDim)
-	k = Reshape(linear(a, p.k, p.kBias), b, t, cfg.NumKeyValueHeads, cfg.HeadDim)
-	v = Reshape(linear(a, p.v, p.vBias), b, t, cfg.NumKeyValueHeads, cfg.HeadDim)
+	q = Reshape(p.linear(a, p.q, p.qBias), b, t, cfg.NumAttentionHeads, cfg.HeadDim)
+	k = Reshape(p.linear(a, p.k, p.kBias), b, t, cfg.NumKeyValueHeads, cfg.HeadDim)
+	v = Reshape(p.linear(a, p.v, p.vBias), b, t, cfg.NumKeyValueHeads, cfg.HeadDim)
 	q = applyRoPE(rmsNorm(q, p.qNorm, cfg.RMSNormEps), cos, sin)
 	k = applyRoPE(rmsNorm(k, p.kNorm, cfg.RMSNormEps), cos, sin)
 	return q, k, v
@@ -51,8 +51,9 @@ func (l keyLayout) String() string {
 // attend is causal grouped-query attention of queries q [B, T, nH, D] over
 // keys k (laid out as layout says) and values v [B, nKV, S, D]; visible
 // [B, T, S] (bool) says which keys each query may see. It returns
-// [B, T, nH·D]. Scores and softmax are computed in float32.
-func attend(cfg Config, q, k *Node, layout keyLayout, v, visible *Node) *Node {
+// [B, T, nH·D]. Scores and softmax are computed in float32; m builds the
+// products.
+func attend(cfg Config, m products, q, k *Node, layout keyLayout, v, visible *Node) *Node {
 	dims := q.Shape().Dimensions
 	b, t := dims[0], dims[1]
 	kvHeads, group, d := cfg.NumKeyValueHeads, cfg.NumAttentionHeads/cfg.NumKeyValueHeads, cfg.HeadDim
@@ -62,13 +63,13 @@ func attend(cfg Config, q, k *Node, layout keyLayout, v, visible *Node) *Node {
 		keyDim = 2
 	}
 	// Query head h reads kv head h / group (transformers' repeat_kv).
-	q5 := TransposeAllAxes(Reshape(q, b, t, kvHeads, group, d), 0, 2, 3, 1, 4)     // [B, nKV, G, T, D]
-	scores := dotGeneral(q5, []int{4}, []int{0, 1}, k, []int{keyDim}, []int{0, 1}) // [B, nKV, G, T, S]
+	q5 := TransposeAllAxes(Reshape(q, b, t, kvHeads, group, d), 0, 2, 3, 1, 4) // [B, nKV, G, T, D]
+	scores := m.dot(q5, []int{4}, []int{0, 1}, k, []int{keyDim}, []int{0, 1})  // [B, nKV, G, T, S]
 	scores = MulScalar(ConvertDType(scores, dtypes.Float32), 1/math.Sqrt(float64(d)))
 	mask := BroadcastToDims(Reshape(visible, b, 1, 1, t, s), b, kvHeads, group, t, s)
 	scores = Where(mask, scores, FillScalar(q.Graph(), scores.Shape(), maskedScore))
 	probs := ConvertDType(Softmax(scores, -1), q.DType())
-	out := dotGeneral(probs, []int{4}, []int{0, 1}, v, []int{2}, []int{0, 1}) // [B, nKV, G, T, D]
+	out := m.dot(probs, []int{4}, []int{0, 1}, v, []int{2}, []int{0, 1}) // [B, nKV, G, T, D]
 	return Reshape(TransposeAllAxes(out, 0, 3, 1, 2, 4), b, t, cfg.NumAttentionHeads*d)
 }
 

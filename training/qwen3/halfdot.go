@@ -35,15 +35,33 @@ func isHalf(dtype dtypes.DType) bool {
 	return dtype == dtypes.BFloat16 || dtype == dtypes.Float16
 }
 
-// dotGeneral is DotGeneral (same arguments) that computes half-precision
-// products in float32 where halfProductsInFloat32 says so.
-func dotGeneral(lhs *Node, lhsContracting, lhsBatch []int, rhs *Node, rhsContracting, rhsBatch []int) *Node {
-	dtype := lhs.DType()
-	if !isHalf(dtype) || !halfProductsInFloat32(lhs.Graph().Backend()) {
+// products is how a graph builds the model's matrix products.
+type products struct {
+	// differentiated says the graph is differentiated: on the pure-Go
+	// backend its products then compute the gradient of their right
+	// operand with rhsGradient (product.go). Graphs that are not
+	// differentiated (generation) leave it false: the identity that
+	// carries that gradient copies a weight each time the graph runs.
+	differentiated bool
+}
+
+// dot is DotGeneral (same arguments) that computes half-precision products
+// in float32 where halfProductsInFloat32 says so, with laid-out gradients
+// where products.differentiated says so.
+func (m products) dot(lhs *Node, lhsContracting, lhsBatch []int, rhs *Node, rhsContracting, rhsBatch []int) *Node {
+	if !isGoBackend(lhs.Graph().Backend()) {
 		return DotGeneral(lhs, lhsContracting, lhsBatch, rhs, rhsContracting, rhsBatch)
 	}
-	out := DotGeneral(ConvertDType(lhs, dtypes.Float32), lhsContracting, lhsBatch,
-		ConvertDType(rhs, dtypes.Float32), rhsContracting, rhsBatch)
+	dtype := lhs.DType()
+	if isHalf(dtype) && halfProductsInFloat32(lhs.Graph().Backend()) {
+		lhs, rhs = ConvertDType(lhs, dtypes.Float32), ConvertDType(rhs, dtypes.Float32)
+	}
+	var out *Node
+	if m.differentiated {
+		out = productWithLaidOutGradient(lhs, lhsContracting, lhsBatch, rhs, rhsContracting, rhsBatch)
+	} else {
+		out = DotGeneral(lhs, lhsContracting, lhsBatch, rhs, rhsContracting, rhsBatch)
+	}
 	return ConvertDType(out, dtype)
 }
 

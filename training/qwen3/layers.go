@@ -11,6 +11,7 @@ import (
 // params binds the flat list of weight nodes (Config.Weights order) to the
 // model's structure.
 type params struct {
+	products
 	embed  *Node // [V, H]
 	layers []layerParams
 	norm   *Node // [H]
@@ -18,6 +19,7 @@ type params struct {
 }
 
 type layerParams struct {
+	products
 	inputNorm, postNorm *Node // [H]
 	q, k, v, o          *Node // [out, in]
 	qBias, kBias, vBias *Node // nil without attention_bias
@@ -26,20 +28,21 @@ type layerParams struct {
 	gate, up, down      *Node // [F, H], [F, H], [H, F]
 }
 
-// bindParams maps nodes, given in cfg.Weights() order, to their roles.
-func bindParams(cfg Config, nodes []*Node) params {
+// bindParams maps nodes, given in cfg.Weights() order, to their roles; m
+// says how the graph's products are built.
+func bindParams(cfg Config, nodes []*Node, m products) params {
 	byName := make(map[string]*Node, len(nodes))
 	for i, w := range cfg.Weights() {
 		byName[w.Name] = nodes[i]
 	}
-	p := params{embed: byName["model.embed_tokens.weight"], norm: byName["model.norm.weight"]}
+	p := params{products: m, embed: byName["model.embed_tokens.weight"], norm: byName["model.norm.weight"]}
 	p.lmHead = p.embed
 	if !cfg.TieWordEmbeddings {
 		p.lmHead = byName["lm_head.weight"]
 	}
 	for l := 0; l < cfg.NumHiddenLayers; l++ {
 		get := func(suffix string) *Node { return byName[layerPrefix(l)+suffix] }
-		p.layers = append(p.layers, layerParams{
+		p.layers = append(p.layers, layerParams{products: m,
 			inputNorm: get("input_layernorm.weight"), postNorm: get("post_attention_layernorm.weight"),
 			q: get("self_attn.q_proj.weight"), k: get("self_attn.k_proj.weight"),
 			v: get("self_attn.v_proj.weight"), o: get("self_attn.o_proj.weight"),
@@ -55,10 +58,10 @@ func bindParams(cfg Config, nodes []*Node) params {
 func layerPrefix(l int) string { return "model.layers." + strconv.Itoa(l) + "." }
 
 // linear applies a PyTorch-layout projection: x [..., in] · wᵀ [in, out] (+ b).
-func linear(x, w, b *Node) *Node {
+func (m products) linear(x, w, b *Node) *Node {
 	rank := x.Rank()
 	// Contract the last axis of x with axis 1 of w.
-	out := dotGeneral(x, []int{rank - 1}, nil, w, []int{1}, nil)
+	out := m.dot(x, []int{rank - 1}, nil, w, []int{1}, nil)
 	if b != nil {
 		out = Add(out, ExpandLeftToRank(b, out.Rank()))
 	}
@@ -94,9 +97,19 @@ func ropeCosSin(positions *Node, headDim int, theta float64, dtype dtypes.DType)
 	return cos, sin
 }
 
-// applyRoPE rotates x [B, T, heads, D]: x·cos + rotate_half(x)·sin.
+// applyRoPE rotates x [B, T, heads, D]: x·cos + rotate_half(x)·sin. cos and
+// sin are broadcast over the heads first: the pure-Go backend multiplies
+// operands broadcast along a middle axis element by element, and equal
+// shapes with vector code. (The broadcast adds the heads axis, so that the
+// backend does not fold it back into the products; the broadcasts of a
+// graph are computed once, as the backend merges identical nodes.)
 func applyRoPE(x, cos, sin *Node) *Node {
-	d := x.Shape().Dimensions[x.Rank()-1]
+	dims := x.Shape().Dimensions
+	overHeads := func(c *Node) *Node {
+		return ExpandAndBroadcast(Squeeze(c, 2), dims, []int{2})
+	}
+	cos, sin = overHeads(cos), overHeads(sin)
+	d := dims[x.Rank()-1]
 	x1 := SliceAxis(x, -1, AxisRange(0, d/2))
 	x2 := SliceAxis(x, -1, AxisRange(d/2, d))
 	rotated := Concatenate([]*Node{Neg(x2), x1}, -1)
@@ -105,6 +118,6 @@ func applyRoPE(x, cos, sin *Node) *Node {
 
 // mlp is the SwiGLU feed-forward block: down(silu(gate(x)) ⊙ up(x)).
 func mlp(x *Node, p layerParams) *Node {
-	gate := linear(x, p.gate, nil)
-	return linear(Mul(Mul(gate, Sigmoid(gate)), linear(x, p.up, nil)), p.down, nil)
+	gate := p.linear(x, p.gate, nil)
+	return p.linear(Mul(Mul(gate, Sigmoid(gate)), p.linear(x, p.up, nil)), p.down, nil)
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gosqlenv/gosqlenv/internal/cputime"
 	"github.com/gosqlenv/gosqlenv/sqlenv/dataset/bundled"
 	"github.com/gosqlenv/gosqlenv/training/optim"
 )
@@ -76,10 +77,12 @@ func BenchmarkNLLStep(b *testing.B) {
 				}
 			}
 			s := 0
+			cpu := cputime.Process()
 			for b.Loop() {
 				step(s)
 				s++
 			}
+			cputime.Report(b, cpu)
 			b.ReportMetric(float64(batchSize*b.N)/b.Elapsed().Seconds(), "samples/s")
 		})
 	}

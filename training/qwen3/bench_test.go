@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/gomlx/compute/dtypes"
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gosqlenv/gosqlenv/internal/cputime"
 	"github.com/gosqlenv/gosqlenv/training/optim"
 )
 
@@ -93,35 +93,25 @@ func BenchmarkTrainStep(b *testing.B) {
 	b.Run("forward+backward+adamw", func(b *testing.B) {
 		run(0)
 		b.ResetTimer()
-		cpu := cpuTime()
+		cpu := cputime.Process()
 		for i := 0; b.Loop(); i++ {
 			run(i + 1)
 		}
-		reportCPU(b, cpu)
+		cputime.Report(b, cpu)
 	})
 	b.Run("forward", func(b *testing.B) {
 		if _, _, err := m.Score(seqs, 1); err != nil {
 			b.Fatal(err)
 		}
 		b.ResetTimer()
-		cpu := cpuTime()
+		cpu := cputime.Process()
 		for b.Loop() {
 			if _, _, err := m.Score(seqs, 1); err != nil {
 				b.Fatal(err)
 			}
 		}
-		reportCPU(b, cpu)
+		cputime.Report(b, cpu)
 	})
-}
-
-// reportCPU adds the CPU time per iteration since start ("cpu-ms/op") and
-// the cores it kept busy on average ("cores": CPU time / wall time).
-func reportCPU(b *testing.B, start time.Duration) {
-	used := cpuTime() - start
-	b.ReportMetric(float64(used.Milliseconds())/float64(b.N), "cpu-ms/op")
-	if wall := b.Elapsed(); wall > 0 {
-		b.ReportMetric(float64(used)/float64(wall), "cores")
-	}
 }
 
 // BenchmarkDecodeAttention times one decode step's attention of the tiny
@@ -159,11 +149,11 @@ func BenchmarkDecodeAttention(b *testing.B) {
 				return attend(cfg, products{}, q, k, layout, v, visible)
 			})
 			step.MustExec(q, k, v, visible) // compile
-			cpu := cpuTime()
+			cpu := cputime.Process()
 			for b.Loop() {
 				step.MustExec(q, k, v, visible)
 			}
-			reportCPU(b, cpu)
+			cputime.Report(b, cpu)
 		})
 	}
 }

@@ -1,14 +1,15 @@
 //go:build unix
 
-package qwen3
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time (user + system, all threads) the process has used.
-func cpuTime() time.Duration {
+// Process is the CPU time (user + system, all threads) this process has
+// used.
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

@@ -51,9 +51,9 @@ func (l keyLayout) String() string {
 // attend is causal grouped-query attention of queries q [B, T, nH, D] over
 // keys k (laid out as layout says) and values v [B, nKV, S, D]; visible
 // [B, T, S] (bool) says which keys each query may see. It returns
-// [B, T, nH·D]. Scores and softmax are computed in float32; m builds the
-// products.
-func attend(cfg Config, m products, q, k *Node, layout keyLayout, v, visible *Node) *Node {
+// [B, T, nH·D]. Scores and softmax are computed in float32; kn builds the
+// products and the softmax.
+func attend(cfg Config, kn kernels, q, k *Node, layout keyLayout, v, visible *Node) *Node {
 	dims := q.Shape().Dimensions
 	b, t := dims[0], dims[1]
 	kvHeads, group, d := cfg.NumKeyValueHeads, cfg.NumAttentionHeads/cfg.NumKeyValueHeads, cfg.HeadDim
@@ -64,12 +64,19 @@ func attend(cfg Config, m products, q, k *Node, layout keyLayout, v, visible *No
 	}
 	// Query head h reads kv head h / group (transformers' repeat_kv).
 	q5 := TransposeAllAxes(Reshape(q, b, t, kvHeads, group, d), 0, 2, 3, 1, 4) // [B, nKV, G, T, D]
-	scores := m.dot(q5, []int{4}, []int{0, 1}, k, []int{keyDim}, []int{0, 1})  // [B, nKV, G, T, S]
-	scores = MulScalar(ConvertDType(scores, dtypes.Float32), 1/math.Sqrt(float64(d)))
+	scale := 1 / math.Sqrt(float64(d))
+	if kn.scalesQueries(q) {
+		q5, scale = MulScalar(q5, scale), 1
+	}
+	scores := kn.dot(q5, []int{4}, []int{0, 1}, k, []int{keyDim}, []int{0, 1}) // [B, nKV, G, T, S]
+	scores = ConvertDType(scores, dtypes.Float32)
+	if scale != 1 {
+		scores = MulScalar(scores, scale)
+	}
 	mask := BroadcastToDims(Reshape(visible, b, 1, 1, t, s), b, kvHeads, group, t, s)
 	scores = Where(mask, scores, FillScalar(q.Graph(), scores.Shape(), maskedScore))
-	probs := ConvertDType(Softmax(scores, -1), q.DType())
-	out := m.dot(probs, []int{4}, []int{0, 1}, v, []int{2}, []int{0, 1}) // [B, nKV, G, T, D]
+	probs := ConvertDType(kn.softmax(scores), q.DType())
+	out := kn.dot(probs, []int{4}, []int{0, 1}, v, []int{2}, []int{0, 1}) // [B, nKV, G, T, D]
 	return Reshape(TransposeAllAxes(out, 0, 3, 1, 2, 4), b, t, cfg.NumAttentionHeads*d)
 }
 

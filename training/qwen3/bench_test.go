@@ -146,7 +146,7 @@ func BenchmarkDecodeAttention(b *testing.B) {
 		}
 		b.Run(layout.String(), func(b *testing.B) {
 			step := MustNewExec(testBackend, func(q, k, v, visible *Node) *Node {
-				return attend(cfg, products{}, q, k, layout, v, visible)
+				return attend(cfg, kernels{}, q, k, layout, v, visible)
 			})
 			step.MustExec(q, k, v, visible) // compile
 			cpu := cputime.Process()

@@ -777,7 +777,7 @@ func (m *Model) growCaches(out []*tensors.Tensor, s int) ([]*tensors.Tensor, err
 func (m *Model) generationExecs(s sampling, plen, smax int) (prefill, decode *Exec, err error) {
 	cfg, n, L, layout := m.Config, len(m.weights), m.Config.NumHiddenLayers, m.keysInCache
 	prefill, err = m.bucketedExec(fmt.Sprintf("prefill_%s_s%d", s.key(), smax), func(g *Graph, in []*Node) []*Node {
-		p := bindParams(cfg, in[:n], products{})
+		p := bindParams(cfg, in[:n], kernels{})
 		ids, mask, positions, sourceOf, rng := in[n], in[n+1], in[n+2], in[n+3], in[n+4]
 		rowsOf := func(x *Node) *Node { return Gather(x, ExpandAxes(sourceOf, -1)) } // [U, …] → [B, …]
 		h := embed(p, ids)
@@ -808,7 +808,7 @@ func (m *Model) generationExecs(s sampling, plen, smax int) (prefill, decode *Ex
 		return nil, nil, err
 	}
 	decode, err = m.bucketedExec("decode_"+s.key(), func(g *Graph, in []*Node) []*Node {
-		p := bindParams(cfg, in[:n], products{})
+		p := bindParams(cfg, in[:n], kernels{})
 		token, position, promptMask, slot, rng := in[n], in[n+1], in[n+2], in[n+3], in[n+4]
 		kCache, vCache := in[n+5:n+5+L], in[n+5+L:n+5+2*L]
 		b := token.Shape().Dimensions[0]

@@ -35,36 +35,6 @@ func isHalf(dtype dtypes.DType) bool {
 	return dtype == dtypes.BFloat16 || dtype == dtypes.Float16
 }
 
-// products is how a graph builds the model's matrix products.
-type products struct {
-	// differentiated says the graph is differentiated: on the pure-Go
-	// backend its products then compute the gradient of their right
-	// operand with rhsGradient (product.go). Graphs that are not
-	// differentiated (generation) leave it false: the identity that
-	// carries that gradient copies a weight each time the graph runs.
-	differentiated bool
-}
-
-// dot is DotGeneral (same arguments) that computes half-precision products
-// in float32 where halfProductsInFloat32 says so, with laid-out gradients
-// where products.differentiated says so.
-func (m products) dot(lhs *Node, lhsContracting, lhsBatch []int, rhs *Node, rhsContracting, rhsBatch []int) *Node {
-	if !isGoBackend(lhs.Graph().Backend()) {
-		return DotGeneral(lhs, lhsContracting, lhsBatch, rhs, rhsContracting, rhsBatch)
-	}
-	dtype := lhs.DType()
-	if isHalf(dtype) && halfProductsInFloat32(lhs.Graph().Backend()) {
-		lhs, rhs = ConvertDType(lhs, dtypes.Float32), ConvertDType(rhs, dtypes.Float32)
-	}
-	var out *Node
-	if m.differentiated {
-		out = productWithLaidOutGradient(lhs, lhsContracting, lhsBatch, rhs, rhsContracting, rhsBatch)
-	} else {
-		out = DotGeneral(lhs, lhsContracting, lhsBatch, rhs, rhsContracting, rhsBatch)
-	}
-	return ConvertDType(out, dtype)
-}
-
 // CheckHalfMatMul multiplies a 300×256 by a 256×256 matrix of small integers
 // (exact in every dtype; 19.7 M multiply-adds, above the size where the
 // pure-Go backend switches to its large kernels) with backend's native

@@ -41,7 +41,7 @@ func alsoWithAVX2Kernels(t *testing.T) {
 	}
 }
 
-// TestHalfPrecisionProductsLong: the model's matrix products (products.dot)
+// TestHalfPrecisionProductsLong: the model's matrix products (kernels.dot)
 // of bfloat16 and float16 operands, at a size where the pure-Go backend
 // uses its large kernels (300×256 by 256×256), equal float32's up to the
 // rounding of the output, with the AVX-512 and with the AVX2 kernels. The
@@ -53,7 +53,7 @@ func TestHalfPrecisionProductsLong(t *testing.T) {
 	for _, dtype := range []dtypes.DType{dtypes.Float32, dtypes.BFloat16, dtypes.Float16} {
 		out := MustExecOnce(testBackend, func(x, y *Node) *Node {
 			x, y = ConvertDType(x, dtype), ConvertDType(y, dtype)
-			return ConvertDType(products{}.dot(x, []int{1}, nil, y, []int{0}, nil), dtypes.Float32)
+			return ConvertDType(kernels{}.dot(x, []int{1}, nil, y, []int{0}, nil), dtypes.Float32)
 		}, tensors.FromFlatDataAndDimensions(a, m, k), tensors.FromFlatDataAndDimensions(b, k, n))
 		got := tensors.MustCopyFlatData[float32](out)
 		var wrongRows []int

@@ -11,7 +11,7 @@ import (
 // params binds the flat list of weight nodes (Config.Weights order) to the
 // model's structure.
 type params struct {
-	products
+	kernels
 	embed  *Node // [V, H]
 	layers []layerParams
 	norm   *Node // [H]
@@ -19,7 +19,7 @@ type params struct {
 }
 
 type layerParams struct {
-	products
+	kernels
 	inputNorm, postNorm *Node // [H]
 	q, k, v, o          *Node // [out, in]
 	qBias, kBias, vBias *Node // nil without attention_bias
@@ -28,21 +28,21 @@ type layerParams struct {
 	gate, up, down      *Node // [F, H], [F, H], [H, F]
 }
 
-// bindParams maps nodes, given in cfg.Weights() order, to their roles; m
-// says how the graph's products are built.
-func bindParams(cfg Config, nodes []*Node, m products) params {
+// bindParams maps nodes, given in cfg.Weights() order, to their roles; kn
+// says how the graph builds its products and softmax.
+func bindParams(cfg Config, nodes []*Node, kn kernels) params {
 	byName := make(map[string]*Node, len(nodes))
 	for i, w := range cfg.Weights() {
 		byName[w.Name] = nodes[i]
 	}
-	p := params{products: m, embed: byName["model.embed_tokens.weight"], norm: byName["model.norm.weight"]}
+	p := params{kernels: kn, embed: byName["model.embed_tokens.weight"], norm: byName["model.norm.weight"]}
 	p.lmHead = p.embed
 	if !cfg.TieWordEmbeddings {
 		p.lmHead = byName["lm_head.weight"]
 	}
 	for l := 0; l < cfg.NumHiddenLayers; l++ {
 		get := func(suffix string) *Node { return byName[layerPrefix(l)+suffix] }
-		p.layers = append(p.layers, layerParams{products: m,
+		p.layers = append(p.layers, layerParams{kernels: kn,
 			inputNorm: get("input_layernorm.weight"), postNorm: get("post_attention_layernorm.weight"),
 			q: get("self_attn.q_proj.weight"), k: get("self_attn.k_proj.weight"),
 			v: get("self_attn.v_proj.weight"), o: get("self_attn.o_proj.weight"),
@@ -58,10 +58,10 @@ func bindParams(cfg Config, nodes []*Node, m products) params {
 func layerPrefix(l int) string { return "model.layers." + strconv.Itoa(l) + "." }
 
 // linear applies a PyTorch-layout projection: x [..., in] · wᵀ [in, out] (+ b).
-func (m products) linear(x, w, b *Node) *Node {
+func (kn kernels) linear(x, w, b *Node) *Node {
 	rank := x.Rank()
 	// Contract the last axis of x with axis 1 of w.
-	out := m.dot(x, []int{rank - 1}, nil, w, []int{1}, nil)
+	out := kn.dot(x, []int{rank - 1}, nil, w, []int{1}, nil)
 	if b != nil {
 		out = Add(out, ExpandLeftToRank(b, out.Rank()))
 	}

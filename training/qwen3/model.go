@@ -16,7 +16,7 @@ func shapesOf(dtype dtypes.DType, dims ...int) shapes.Shape { return shapes.Make
 func decoderLayer(cfg Config, p layerParams, h, cos, sin *Node, layout keyLayout, kvFn func(k, v *Node) (keys, values, visible *Node)) *Node {
 	q, k, v := projectQKV(cfg, p, rmsNorm(h, p.inputNorm, cfg.RMSNormEps), cos, sin)
 	keys, values, visible := kvFn(k, v)
-	h = Add(h, p.linear(attend(cfg, p.products, q, keys, layout, values, visible), p.o, p.oBias))
+	h = Add(h, p.linear(attend(cfg, p.kernels, q, keys, layout, values, visible), p.o, p.oBias))
 	return Add(h, mlp(rmsNorm(h, p.postNorm, cfg.RMSNormEps), p))
 }
 
@@ -59,7 +59,7 @@ func logitsOf(p params, h *Node) *Node {
 // to them. Positions where mask[b, t+1] is 0 hold meaningless values: mask
 // them in the loss.
 func TokenLogProbs(cfg Config, weights []*Node, ids, mask, positions *Node, temperature float64) (logp, entropy *Node) {
-	p := bindParams(cfg, weights, products{differentiated: true})
+	p := bindParams(cfg, weights, kernels{differentiated: true})
 	h := hiddenStates(cfg, p, ids, positions, mask)
 	t := h.Shape().Dimensions[1]
 	logits := logitsOf(p, SliceAxis(h, 1, AxisRange(0, t-1))) // [B, T-1, V]
@@ -83,6 +83,6 @@ func pick(x, idx *Node) *Node {
 // Logits returns the float32 logits [B, T, V] of full sequences (graph
 // function; see Model.Logits for the executor).
 func Logits(cfg Config, weights []*Node, ids, mask, positions *Node) *Node {
-	p := bindParams(cfg, weights, products{})
+	p := bindParams(cfg, weights, kernels{})
 	return logitsOf(p, hiddenStates(cfg, p, ids, positions, mask))
 }

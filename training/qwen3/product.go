@@ -25,26 +25,13 @@ import (
 // backend's fast transposes (see transposeAxes).
 
 // productWithLaidOutGradient is DotGeneral (same arguments) whose gradient
-// with respect to rhs is rhsGradient's. GoMLX has no custom gradient for a
-// node with two inputs, so it takes two identities: one on the output
-// records the gradient arriving there, and one on rhs returns rhsGradient
-// of it in place of the gradient autodiff derived. Reverse-mode autodiff
-// visits the output's identity first (it visits nodes from the last
-// created), and the backend never executes the product autodiff built for
-// rhs, which no output uses any more.
+// with respect to rhs is rhsGradient's (see customGradient).
 func productWithLaidOutGradient(lhs *Node, lhsContracting, lhsBatch []int, rhs *Node, rhsContracting, rhsBatch []int) *Node {
-	var dOut *Node
 	rhsShape := rhs.Shape()
-	rhs = IdentityWithCustomGradient(rhs, func(_, derived *Node) *Node {
-		if dOut == nil {
-			return derived
-		}
+	return customGradient(rhs, func(rhs *Node) *Node {
+		return DotGeneral(lhs, lhsContracting, lhsBatch, rhs, rhsContracting, rhsBatch)
+	}, func(_, dOut *Node) *Node {
 		return rhsGradient(dOut, lhs, lhsContracting, lhsBatch, rhsShape, rhsContracting, rhsBatch)
-	})
-	out := DotGeneral(lhs, lhsContracting, lhsBatch, rhs, rhsContracting, rhsBatch)
-	return IdentityWithCustomGradient(out, func(_, v *Node) *Node {
-		dOut = v
-		return v
 	})
 }
 

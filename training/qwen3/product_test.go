@@ -176,3 +176,33 @@ func permutations(n int) [][]int {
 	}
 	return all
 }
+
+// TestSoftmaxGradientMatchesAutodiff: the softmax of differentiated graphs
+// (closed-form gradient) has GoMLX's values and gradients within float32
+// rounding, with masked scores (maskedScore) in some rows and a row that is
+// all masked.
+func TestSoftmaxGradientMatchesAutodiff(t *testing.T) {
+	const rows, cols = 6, 9
+	x := tensors.FromShape(shapesOf(dtypes.Float32, 2, rows, cols))
+	tensors.MutableFlatData(x, func(flat []float32) {
+		rng := rand.New(rand.NewPCG(3, 4))
+		for i := range flat {
+			flat[i] = float32(3 * rng.NormFloat64())
+			if row := i / cols % rows; row == 5 || (row%2 == 1 && i%cols > row) {
+				flat[i] = maskedScore
+			}
+		}
+	})
+	run := func(kn kernels) (y, dx []float32) {
+		out := MustExecOnceN(testBackend, func(x *Node) []*Node {
+			y := kn.softmax(x)
+			w := Cos(IotaFull(x.Graph(), y.Shape()))
+			return []*Node{y, Gradient(ReduceAllSum(Mul(Square(y), w)), x)[0]}
+		}, x)
+		return tensors.MustCopyFlatData[float32](out[0]), tensors.MustCopyFlatData[float32](out[1])
+	}
+	wantY, wantDX := run(kernels{})
+	gotY, gotDX := run(kernels{differentiated: true})
+	closeSlices(t, "softmax", gotY, wantY)
+	closeSlices(t, "softmax gradient", gotDX, wantDX)
+}

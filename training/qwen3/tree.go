@@ -198,7 +198,7 @@ func treeVisibility(end *Node) *Node {
 // K scored positions are projected to the vocabulary. weights are the
 // model's weight nodes in Config.Weights order; gradients flow to them.
 func TreeTokenLogProbs(cfg Config, weights []*Node, ids, positions, subtreeEnd, from, targets *Node, temperature float64) (logp, entropy *Node) {
-	p := bindParams(cfg, weights, products{differentiated: true})
+	p := bindParams(cfg, weights, kernels{differentiated: true})
 	h := decoderStack(cfg, p, ids, positions, treeVisibility(subtreeEnd)) // [R, N, H]
 	dims := h.Shape().Dimensions
 	r, n, hidden := dims[0], dims[1], dims[2]

@@ -51,6 +51,44 @@ func benchConfig() Config {
 	return c
 }
 
+// trainStepFLOPs is the floating-point operations of the matrix products of
+// a training step of cfg's model on batch sequences of t tokens: 2 per
+// multiply-add, the forward's products — the projections of t tokens,
+// attention's scores and weighted values over all t×t pairs (the causal
+// mask saves none here) and the LM head over t−1 positions — and twice as
+// many in the backward pass. Element-wise work and the optimizer are not
+// counted.
+func trainStepFLOPs(cfg Config, batch, t int) float64 {
+	h, d := float64(cfg.HiddenSize), float64(cfg.HeadDim)
+	q, kv := float64(cfg.NumAttentionHeads)*d, float64(cfg.NumKeyValueHeads)*d
+	perToken := h*(q+2*kv) + q*h + 3*h*float64(cfg.IntermediateSize) + // projections and MLP
+		2*float64(t)*q // scores and weighted values: t keys per query, per head dimension
+	forward := float64(batch) * (float64(t)*float64(cfg.NumHiddenLayers)*perToken + float64(t-1)*h*float64(cfg.VocabSize))
+	return 2 * 3 * forward
+}
+
+// BenchmarkMatMul times one float32 product of two 1024×1024 matrices on
+// the test backend and reports its rate: the most the backend's matrix
+// kernel reaches on this machine, against which BenchmarkTrainStep's
+// GFLOP/s can be read.
+func BenchmarkMatMul(b *testing.B) {
+	const n = 1024
+	x := tensors.FromShape(shapesOf(dtypes.Float32, n, n))
+	tensors.MutableFlatData(x, func(flat []float32) {
+		for i := range flat {
+			flat[i] = float32(i%7) - 3
+		}
+	})
+	e := MustNewExec(testBackend, func(x *Node) *Node { return MatMul(x, x) })
+	e.MustExec(x)
+	cpu := cputime.Process()
+	for b.Loop() {
+		e.MustExec(x)
+	}
+	cputime.Report(b, cpu)
+	b.ReportMetric(2*n*n*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
 // BenchmarkTrainStep times forward + backward + AdamW for batch 8 × 128
 // tokens (the PyTorch anchor's shape), and the forward pass alone.
 func BenchmarkTrainStep(b *testing.B) {
@@ -98,6 +136,7 @@ func BenchmarkTrainStep(b *testing.B) {
 			run(i + 1)
 		}
 		cputime.Report(b, cpu)
+		b.ReportMetric(trainStepFLOPs(cfg, 8, 128)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 	})
 	b.Run("forward", func(b *testing.B) {
 		if _, _, err := m.Score(seqs, 1); err != nil {

@@ -20,7 +20,9 @@ echo "# GOMLX_GO_SIMD_AVX512=${GOMLX_GO_SIMD_AVX512:-unset}"
 echo "# $(go version), $(/usr/bin/python3 -c 'import torch; print("torch", torch.__version__)')"
 go_step() { # $1 threads, $2 backend config, $3 label
   GOMAXPROCS=$1 QWEN3_TEST_BACKEND=$2 "$bin" -test.run=NONE -test.bench=TrainStep -test.benchtime=5x |
-    awk -v l="$3" '/^Benchmark/ {sub(/^BenchmarkTrainStep\//, "", $1); sub(/-[0-9]+$/, "", $1); printf "%-34s %-24s %8.0f ms wall %8.0f ms CPU  (%s cores)\n", l, $1, $3/1e6, $7, $5}'
+    awk -v l="$3" '/^Benchmark/ {sub(/^BenchmarkTrainStep\//, "", $1); sub(/-[0-9]+$/, "", $1)
+      for (i = 2; i < NF; i++) { if ($(i+1) == "ns/op") w = $i / 1e6; if ($(i+1) == "cpu-ms/op") c = $i; if ($(i+1) == "cores") k = $i }
+      printf "%-34s %-24s %8.0f ms wall %8.0f ms CPU  (%s cores)\n", l, $1, w, c, k}'
 }
 for r in $(seq "$rounds"); do
   echo "## round $r"

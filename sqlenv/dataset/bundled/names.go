@@ -16,10 +16,11 @@ import (
 // synonym or shortened, joined in a case style (snake_case, lowercase,
 // camelCase or PascalCase), with an optional prefix or suffix. The
 // synonyms and case styles are shared by every renaming; the affixes are
-// split in two disjoint pools: PretrainNames draws from one (or none), and
-// HeldoutNames puts one of the other pool on every name — so that no name
-// of a held-out copy is ever a name that pre-training saw, while its words
-// are ones a model can recognise from the question.
+// split in two disjoint pools: PretrainNames draws from one (or none, or
+// half of the time a made-up affix), and HeldoutNames puts one of the
+// other pool on every name — so that no name of a held-out copy is ever a
+// name that pre-training saw, while its words are ones a model can
+// recognise from the question.
 
 // NameSet says which pool of affixes (and of rewordings, Reword) a
 // renaming draws from.
@@ -292,9 +293,9 @@ func (n *namer) once(orig string, table bool, try int) string {
 	}
 	switch affix {
 	case 1:
-		out = append([]string{prefixes[n.r.IntN(len(prefixes))]}, out...)
+		out = append([]string{n.affix(prefixes)}, out...)
 	case 2:
-		out = append(out, suffixes[n.r.IntN(len(suffixes))])
+		out = append(out, n.affix(suffixes))
 	}
 	if try > 8 {
 		out = append(out, string(rune('2'+try%8)))
@@ -304,6 +305,39 @@ func (n *namer) once(orig string, table bool, try int) string {
 		style = n.r.IntN(4)
 	}
 	return joinWords(out, style)
+}
+
+// affix draws a prefix or suffix from pool or, for pre-training, half of
+// the time a made-up one (madeUpAffix): a word no pool has, which a model
+// can only copy from the schema it is shown, never recall — so that
+// pre-training teaches copying a name, not choosing among the forms it
+// has seen.
+func (n *namer) affix(pool []string) string {
+	if n.set == PretrainNames && n.r.IntN(2) == 0 {
+		return madeUpAffix(n.r)
+	}
+	return pool[n.r.IntN(len(pool))]
+}
+
+// madeUpAffix draws a pronounceable affix of one or two syllables (ka,
+// zol, bimer, …) that is not a held-out affix.
+func madeUpAffix(r *rand.Rand) string {
+	held := affixPools[HeldoutNames]
+	for {
+		const onsets, vowels, codas = "bdfgklmnprstvz", "aeiou", "lnrs"
+		var b strings.Builder
+		for range 1 + r.IntN(2) {
+			b.WriteByte(onsets[r.IntN(len(onsets))])
+			b.WriteByte(vowels[r.IntN(len(vowels))])
+			if r.IntN(3) == 0 {
+				b.WriteByte(codas[r.IntN(len(codas))])
+			}
+		}
+		w := b.String()
+		if !slices.Contains(slices.Concat(held.tablePrefixes, held.tableSuffixes, held.columnPrefixes, held.columnSuffixes), w) {
+			return w
+		}
+	}
 }
 
 // word draws the form of one word of a name: itself (a table's last word

@@ -248,4 +248,17 @@ func TestHeldoutAffixesAreNewWords(t *testing.T) {
 			t.Errorf("held-out affix %q is a word of pre-training names", a)
 		}
 	}
+	// Pre-training's made-up affixes: many distinct ones, none held out.
+	r := rand.New(rand.NewPCG(1, 2))
+	madeUp := map[string]bool{}
+	for range 20000 {
+		a := madeUpAffix(r)
+		madeUp[a] = true
+		if slices.Contains(slices.Concat(held.tablePrefixes, held.tableSuffixes, held.columnPrefixes, held.columnSuffixes), a) {
+			t.Fatalf("made-up affix %q is a held-out affix", a)
+		}
+	}
+	if len(madeUp) < 1000 {
+		t.Errorf("%d distinct made-up affixes in 20,000 draws, want ≥ 1,000 (too few to be recalled rather than copied)", len(madeUp))
+	}
 }

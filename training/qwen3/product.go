@@ -18,8 +18,8 @@ import (
 // v0.1.14) multiplies only operands whose left side contracts its trailing
 // axes: it then transposes both operands element by element — in attention,
 // the score gradient and the probabilities, B·H·T·T floats each, a third of
-// a training step's CPU time (BENCHMARKS.md, "Where a pre-training step's
-// time goes"). rhsGradient computes the same gradient from operands laid
+// a training step's CPU time (BENCHMARKS.md, "The backward pass without
+// generic transposes"). rhsGradient computes the same gradient from operands laid
 // out for the backend's matrix kernels, transposing only the smaller of v
 // and lhs (and the result, where rhs is laid out the other way), with the
 // backend's fast transposes (see transposeAxes).
@@ -35,9 +35,9 @@ func productWithLaidOutGradient(lhs *Node, lhsContracting, lhsBatch []int, rhs *
 	})
 }
 
-// rhsGradient is the gradient with respect to rhs (of rank rhsRank) of
+// rhsGradient is the gradient with respect to rhs (of shape rhsShape) of
 // DotGeneral(lhs, lhsContracting, lhsBatch, rhs, rhsContracting, rhsBatch),
-// given the gradient v of its output and rhs's shape. It sums over the lhs-cross axes with
+// given the gradient v of its output. It sums over the lhs-cross axes with
 // one of two products, whichever transposes fewer floats:
 //
 //   - lhsᵀ [batch, contracting, lhs cross] · v [batch, lhs cross, rhs cross]:

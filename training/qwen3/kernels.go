@@ -25,7 +25,7 @@ func (kn kernels) dot(lhs *Node, lhsContracting, lhsBatch []int, rhs *Node, rhsC
 		return DotGeneral(lhs, lhsContracting, lhsBatch, rhs, rhsContracting, rhsBatch)
 	}
 	dtype := lhs.DType()
-	if isHalf(dtype) && halfProductsInFloat32(lhs.Graph().Backend()) {
+	if isHalf(dtype) { // halfProductsInFloat32 holds on this backend
 		lhs, rhs = ConvertDType(lhs, dtypes.Float32), ConvertDType(rhs, dtypes.Float32)
 	}
 	var out *Node

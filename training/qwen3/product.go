@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/compute/support/xslices"
 
 	. "github.com/gomlx/gomlx/core/graph"
 )
@@ -53,13 +54,13 @@ func rhsGradient(v, lhs *Node, lhsContracting, lhsBatch []int, rhsShape shapes.S
 	lhsCross := crossAxes(lhs.Rank(), lhsContracting, lhsBatch)
 	rhsCross := crossAxes(rhsRank, rhsContracting, rhsBatch)
 	nLhsCross, nRhsCross := len(lhsCross), len(rhsCross)
-	batch := axesFrom(0, nBatch)
+	batch := xslices.Iota(0, nBatch)
 
 	// Plan 1: lhsᵀ · v → [batch, contracting (lhsContracting's order), rhs cross].
-	lhsT := concat(lhsBatch, lhsContracting, lhsCross)
+	lhsT := slices.Concat(lhsBatch, lhsContracting, lhsCross)
 	toRHS1 := make([]int, rhsRank) // rhs axis → the product's axis that becomes it
 	// Plan 2: vᵀ · lhs → [batch, rhs cross, lhs's contracting axes in lhs's order].
-	vT := concat(batch, axesFrom(nBatch+nLhsCross, nRhsCross), axesFrom(nBatch, nLhsCross))
+	vT := slices.Concat(batch, xslices.Iota(nBatch+nLhsCross, nRhsCross), xslices.Iota(nBatch, nLhsCross))
 	toRHS2 := make([]int, rhsRank)
 	lhsRest := slices.Sorted(slices.Values(lhsContracting)) // lhs's axes left in plan 2's output, in order
 	for i, axis := range rhsBatch {
@@ -77,7 +78,7 @@ func rhsGradient(v, lhs *Node, lhsContracting, lhsBatch []int, rhsShape shapes.S
 	// backend takes it as it is when those axes follow the batch axes or
 	// end it (lhs laid out [batch, cross, contracting], as every product's
 	// left operand here is).
-	lhsAsRHS := isIdentity(concat(lhsBatch, lhsCross, lhsContracting)) || isIdentity(concat(lhsBatch, lhsContracting, lhsCross))
+	lhsAsRHS := isIdentity(slices.Concat(lhsBatch, lhsCross, lhsContracting)) || isIdentity(slices.Concat(lhsBatch, lhsContracting, lhsCross))
 
 	cost1 := movedIf(!isIdentity(lhsT), lhs.Shape().Size()) + movedIf(!isIdentity(toRHS1), rhsSize)
 	cost2 := movedIf(!isIdentity(vT), v.Shape().Size()) + movedIf(!isIdentity(toRHS2), rhsSize) +
@@ -85,11 +86,11 @@ func rhsGradient(v, lhs *Node, lhsContracting, lhsBatch []int, rhsShape shapes.S
 	var grad *Node
 	var toRHS []int
 	if cost1 <= cost2 {
-		grad = DotGeneral(transposeAxes(lhs, lhsT), axesFrom(nBatch+nContracting, nLhsCross), batch,
-			v, axesFrom(nBatch, nLhsCross), batch)
+		grad = DotGeneral(transposeAxes(lhs, lhsT), xslices.Iota(nBatch+nContracting, nLhsCross), batch,
+			v, xslices.Iota(nBatch, nLhsCross), batch)
 		toRHS = toRHS1
 	} else {
-		grad = DotGeneral(transposeAxes(v, vT), axesFrom(nBatch+nRhsCross, nLhsCross), batch,
+		grad = DotGeneral(transposeAxes(v, vT), xslices.Iota(nBatch+nRhsCross, nLhsCross), batch,
 			lhs, lhsCross, lhsBatch)
 		toRHS = toRHS2
 	}
@@ -152,19 +153,7 @@ func crossAxes(rank int, contracting, batch []int) []int {
 	return cross
 }
 
-// axesFrom is the n axes start, start+1, ….
-func axesFrom(start, n int) []int {
-	s := make([]int, n)
-	for i := range s {
-		s[i] = start + i
-	}
-	return s
-}
-
-func concat(parts ...[]int) []int {
-	return slices.Concat(parts...)
-}
-
+// isIdentity says whether perm leaves every axis in place.
 func isIdentity(perm []int) bool {
 	for i, p := range perm {
 		if p != i {
@@ -174,6 +163,8 @@ func isIdentity(perm []int) bool {
 	return true
 }
 
+// movedIf is the floats a transpose of size floats moves: size if it
+// moves them at all.
 func movedIf(moved bool, size int) int {
 	if moved {
 		return size

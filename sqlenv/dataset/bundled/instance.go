@@ -199,9 +199,15 @@ func renameWords(tables []*table, protected map[string]bool, r *rand.Rand) {
 
 // madeUpWord draws a pronounceable word of two or three syllables.
 func madeUpWord(r *rand.Rand) string {
+	return syllables(r, 2+r.IntN(2))
+}
+
+// syllables draws n pronounceable syllables: a consonant, a vowel and, a
+// third of the time, a closing consonant.
+func syllables(r *rand.Rand, n int) string {
 	const onsets, vowels, codas = "bdfgklmnprstvz", "aeiou", "lnrs"
 	var b strings.Builder
-	for range 2 + r.IntN(2) {
+	for range n {
 		b.WriteByte(onsets[r.IntN(len(onsets))])
 		b.WriteByte(vowels[r.IntN(len(vowels))])
 		if r.IntN(3) == 0 {

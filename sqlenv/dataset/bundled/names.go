@@ -43,6 +43,11 @@ type affixes struct {
 	tablePrefixes, tableSuffixes, columnPrefixes, columnSuffixes []string
 }
 
+// all is every affix of the pool.
+func (a affixes) all() []string {
+	return slices.Concat(a.tablePrefixes, a.tableSuffixes, a.columnPrefixes, a.columnSuffixes)
+}
+
 var affixPools = map[NameSet]affixes{
 	PretrainNames: {
 		tablePrefixes:  []string{"tbl", "t", "db", "main", "all"},
@@ -322,19 +327,9 @@ func (n *namer) affix(pool []string) string {
 // madeUpAffix draws a pronounceable affix of one or two syllables (ka,
 // zol, bimer, …) that is not a held-out affix.
 func madeUpAffix(r *rand.Rand) string {
-	held := affixPools[HeldoutNames]
+	held := affixPools[HeldoutNames].all()
 	for {
-		const onsets, vowels, codas = "bdfgklmnprstvz", "aeiou", "lnrs"
-		var b strings.Builder
-		for range 1 + r.IntN(2) {
-			b.WriteByte(onsets[r.IntN(len(onsets))])
-			b.WriteByte(vowels[r.IntN(len(vowels))])
-			if r.IntN(3) == 0 {
-				b.WriteByte(codas[r.IntN(len(codas))])
-			}
-		}
-		w := b.String()
-		if !slices.Contains(slices.Concat(held.tablePrefixes, held.tableSuffixes, held.columnPrefixes, held.columnSuffixes), w) {
+		if w := syllables(r, 1+r.IntN(2)); !slices.Contains(held, w) {
 			return w
 		}
 	}

@@ -212,8 +212,7 @@ func TestReword(t *testing.T) {
 // own) is never a pre-training name.
 func TestHeldoutAffixesAreNewWords(t *testing.T) {
 	words := map[string]bool{}
-	pre := affixPools[PretrainNames]
-	for _, w := range slices.Concat(pre.tablePrefixes, pre.tableSuffixes, pre.columnPrefixes, pre.columnSuffixes) {
+	for _, w := range affixPools[PretrainNames].all() {
 		words[w] = true
 	}
 	for _, d := range domains() {
@@ -242,8 +241,8 @@ func TestHeldoutAffixesAreNewWords(t *testing.T) {
 			}
 		}
 	}
-	held := affixPools[HeldoutNames]
-	for _, a := range slices.Concat(held.tablePrefixes, held.tableSuffixes, held.columnPrefixes, held.columnSuffixes) {
+	held := affixPools[HeldoutNames].all()
+	for _, a := range held {
 		if words[a] {
 			t.Errorf("held-out affix %q is a word of pre-training names", a)
 		}
@@ -254,7 +253,7 @@ func TestHeldoutAffixesAreNewWords(t *testing.T) {
 	for range 20000 {
 		a := madeUpAffix(r)
 		madeUp[a] = true
-		if slices.Contains(slices.Concat(held.tablePrefixes, held.tableSuffixes, held.columnPrefixes, held.columnSuffixes), a) {
+		if slices.Contains(held, a) {
 			t.Fatalf("made-up affix %q is a held-out affix", a)
 		}
 	}

@@ -12,7 +12,17 @@
 // counts the completions whose literal is exactly the question's constant.
 // Nothing in it comes from the bundled dataset's question templates.
 //
+// With -task names it measures the other half of reading a schema: copying
+// a listed table name into a DESCRIBE. A question asks about one kind of
+// thing; the table list names 4–6 kinds with made-up affixes (or none) in
+// one case style; the answer is "DESCRIBE: <the listed name>". The tests
+// count exact copies of names whose affixes are real words no training
+// name has (prefixes apart from suffixes: a prefix must be written before
+// the part of the name the question points at) and of names of kinds no
+// training question asks about.
+//
 //	GOEXPERIMENT=simd go run ./training/cmd/copyprobe -heads 8 -kv_heads 8 -steps 2000
+//	GOEXPERIMENT=simd go run ./training/cmd/copyprobe -task names -heads 8 -kv_heads 8 -tokenizer <dir>
 //
 // Results on the developer machine are in BENCHMARKS.md ("Pre-training on
 // redrawn instances").
@@ -24,6 +34,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,8 +53,9 @@ func main() {
 }
 
 // probe is one synthetic question: the chat prompt, the completion the
-// model is trained on, and the constant it must copy.
-type probe struct{ prompt, completion, constant string }
+// model is trained on, and the text its completion must end with (the
+// constant copied, or the table name copied); kind groups the results.
+type probe struct{ prompt, completion, want, kind string }
 
 // templates are question → QUERY pairs over made-up tables; %s is the
 // constant, quoted in the SQL unless it is a number.
@@ -89,11 +101,18 @@ func newProbe(r *rand.Rand) probe {
 		literal = "'" + constant + "'"
 	}
 	return probe{
-		prompt: "<|im_start|>system\n" + training.TinySystemPrompt + "<|im_end|>\n<|im_start|>user\nQuestion: " + fmt.Sprintf(t.question, constant) +
-			"\n\nTables: " + strings.Fields(strings.SplitN(t.query, "FROM ", 2)[1])[0] + "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n",
+		prompt:     chatPrompt(fmt.Sprintf(t.question, constant), strings.Fields(strings.SplitN(t.query, "FROM ", 2)[1])[0]),
 		completion: "QUERY: " + fmt.Sprintf(t.query, literal) + "<|im_end|>",
-		constant:   literal,
+		want:       "= " + literal,
+		kind:       "constant",
 	}
+}
+
+// chatPrompt is the tiny preset's chat prompt for a question and its table
+// list, up to the assistant's (empty) think block.
+func chatPrompt(question, tables string) string {
+	return "<|im_start|>system\n" + training.TinySystemPrompt + "<|im_end|>\n<|im_start|>user\nQuestion: " + question +
+		"\n\nTables: " + tables + "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
 }
 
 func run(ctx context.Context, args []string) error {
@@ -108,7 +127,21 @@ func run(ctx context.Context, args []string) error {
 	batch := fs.Int("batch_size", 16, "samples per step")
 	lr := fs.Float64("learning_rate", 2e-3, "peak learning rate (linear decay to 0)")
 	seed := fs.Uint64("seed", 1, "initialisation and data seed")
+	task := fs.String("task", "constants", "constants: copy a question's constant into a QUERY; names: copy a listed table name into a DESCRIBE")
+	styleList := fs.String("name_styles", strings.Join(caseStyles, ","), "names task: the case styles of the names (snake, lower, camel, pascal), comma-separated")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var styles []int
+	for _, s := range strings.Split(*styleList, ",") {
+		at := slices.Index(caseStyles, strings.TrimSpace(s))
+		if at < 0 {
+			return fmt.Errorf("-name_styles %q: %q is not one of %v", *styleList, s, caseStyles)
+		}
+		styles = append(styles, at)
+	}
+	draw, tests, err := probeTask(*task, *seed, styles)
+	if err != nil {
 		return err
 	}
 	if *heads < 1 || *kvHeads < 1 || *heads%*kvHeads != 0 {
@@ -139,17 +172,12 @@ func run(ctx context.Context, args []string) error {
 	learner := training.NewLearner(model, optim.AdamWConfig{Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-8, MaxGradNorm: 1})
 
 	train := rand.New(rand.NewPCG(*seed, 1))
-	held := rand.New(rand.NewPCG(*seed, 2))
-	tests := make([]probe, 64)
-	for i := range tests {
-		tests[i] = newProbe(held)
-	}
 	fmt.Printf("model: %d layers, hidden %d, %d heads / %d key-value heads (head_dim %d), %d parameters\n",
 		cfg.NumHiddenLayers, cfg.HiddenSize, cfg.NumAttentionHeads, cfg.NumKeyValueHeads, cfg.HeadDim, cfg.NumParameters())
 	start := time.Now()
 	var loss float64
 	for s := range *steps {
-		res, err := learner.NLLStep(probeSamples(train, tk, *batch), 1, 32, optim.LinearSchedule(*lr, s, 0, *steps))
+		res, err := learner.NLLStep(probeSamples(train, tk, *batch, draw), 1, 32, optim.LinearSchedule(*lr, s, 0, *steps))
 		if err != nil {
 			return err
 		}
@@ -160,36 +188,80 @@ func run(ctx context.Context, args []string) error {
 				return err
 			}
 			n := (s % *every) + 1
-			fmt.Printf("step %5d  %4.0f s  loss %.3f  copied %2d/%d  e.g. %s\n", s+1, time.Since(start).Seconds(), loss/float64(n), copied, len(tests), example)
+			fmt.Printf("step %5d  %4.0f s  loss %.3f  copied %s  e.g. %s\n", s+1, time.Since(start).Seconds(), loss/float64(n), copied, example)
 			loss = 0
 		}
 	}
 	return nil
 }
 
-// measure generates greedily for every test question and counts the
-// completions whose SQL holds exactly the question's literal; example is
-// the first completion that does not (or the first one).
-func measure(ctx context.Context, model *qwen3.Model, tk *tokenizer.Tokenizer, tests []probe) (copied int, example string, err error) {
+// probeTask returns the training probes' drawer of a task and its fixed
+// test probes (drawn from their own stream): 64 constants, or 32 names of
+// each kind of test.
+func probeTask(task string, seed uint64, styles []int) (draw func(*rand.Rand) probe, tests []probe, err error) {
+	held := rand.New(rand.NewPCG(seed, 2))
+	switch task {
+	case "constants":
+		for range 64 {
+			tests = append(tests, newProbe(held))
+		}
+		return newProbe, tests, nil
+	case "names":
+		for _, t := range []nameTest{namesTrain, namesNewPrefix, namesNewSuffix, namesNewNoun} {
+			for range 32 {
+				tests = append(tests, newNameProbe(held, t, styles))
+			}
+		}
+		return func(r *rand.Rand) probe { return newNameProbe(r, namesTrain, styles) }, tests, nil
+	}
+	return nil, nil, fmt.Errorf("-task %q: want constants or names", task)
+}
+
+// copiedOK says whether a completion's text copied what the probe wants:
+// a QUERY ending with the constant, or exactly the DESCRIBE of the name.
+func (p probe) copiedOK(text string) bool {
+	text = strings.TrimSpace(text)
+	if p.kind == "constant" {
+		return strings.HasSuffix(text, p.want)
+	}
+	return text == p.want
+}
+
+// measure generates greedily for every test question and counts, per kind
+// of probe, the completions that copied what they had to; example is the
+// first completion that did not (or the first one).
+func measure(ctx context.Context, model *qwen3.Model, tk *tokenizer.Tokenizer, tests []probe) (copied string, example string, err error) {
 	prompts := make([][]int32, len(tests))
 	for i, p := range tests {
 		prompts[i] = tk.Encode(p.prompt)
 	}
 	g, err := model.Generate(ctx, prompts, qwen3.GenerateOptions{MaxNewTokens: 64, StopTokens: []int32{tk.EOS()}, PadID: tk.PAD(), LengthBucket: 32})
 	if err != nil {
-		return 0, "", err
+		return "", "", err
 	}
+	var kinds []string
+	right, total := map[string]int{}, map[string]int{}
 	for i, toks := range g.Tokens {
 		text, err := tk.Decode(toks, true)
 		if err != nil {
-			return 0, "", err
+			return "", "", err
 		}
-		if strings.HasSuffix(strings.TrimSpace(text), "= "+tests[i].constant) {
-			copied++
+		k := tests[i].kind
+		if total[k] == 0 {
+			kinds = append(kinds, k)
+		}
+		total[k]++
+		if tests[i].copiedOK(text) {
+			right[k]++
 		} else if example == "" {
-			example = fmt.Sprintf("want %s, wrote %.100q", tests[i].constant, text)
+			example = fmt.Sprintf("want %s, wrote %.100q", tests[i].want, text)
 		}
 	}
+	var parts []string
+	for _, k := range kinds {
+		parts = append(parts, fmt.Sprintf("%s %d/%d", k, right[k], total[k]))
+	}
+	copied = strings.Join(parts, ", ")
 	if example == "" {
 		example = fmt.Sprintf("%.100q", strings.TrimSpace(mustDecode(tk, g.Tokens[0])))
 	}
@@ -203,10 +275,10 @@ func mustDecode(tk *tokenizer.Tokenizer, ids []int32) string {
 
 // probeSamples draws n training samples: a probe's prompt, then its
 // completion, the only tokens trained.
-func probeSamples(rng *rand.Rand, tk *tokenizer.Tokenizer, n int) []training.Sample {
+func probeSamples(rng *rand.Rand, tk *tokenizer.Tokenizer, n int, draw func(*rand.Rand) probe) []training.Sample {
 	samples := make([]training.Sample, n)
 	for i := range samples {
-		p := newProbe(rng)
+		p := draw(rng)
 		prompt, completion := tk.Encode(p.prompt), tk.Encode(p.completion)
 		ids := append(prompt, completion...)
 		mask := make([]int32, len(ids))
@@ -216,4 +288,134 @@ func probeSamples(rng *rand.Rand, tk *tokenizer.Tokenizer, n int) []training.Sam
 		samples[i] = training.Sample{IDs: ids, Mask: mask, LogProbs: make([]float32, len(ids))}
 	}
 	return samples
+}
+
+// The names task: a question about one kind of thing, the table list of a
+// database whose names carry affixes in a case style, and the answer
+// "DESCRIBE: <the listed name>" — the first step of an agent that reads the
+// schema it is shown. Training names carry made-up affixes (or none);
+// the tests carry affixes that are real words no training name has
+// ("sys", "ledger"), or name kinds of things no training question asks
+// about, so that only copying the listed name gets them right.
+
+// trainNouns are the kinds of things of the training questions; newNouns
+// are kinds no training question names.
+var (
+	trainNouns = []string{"parcel", "pilot", "airline", "river", "song", "boat", "shop", "order", "customer", "invoice",
+		"driver", "truck", "garden", "plant", "farmer", "harvest", "museum", "painting", "artist", "visitor", "hotel",
+		"room", "guest", "school", "teacher", "pupil", "lesson", "clinic", "nurse", "ward", "bakery", "recipe", "oven",
+		"supplier", "factory", "machine", "worker", "shift", "station", "engine", "bridge", "tower", "village", "island",
+		"planet", "comet", "sensor", "device", "server", "cable", "bottle", "crate", "barrel", "wagon", "saddle", "horse"}
+	newNouns = []string{"movie", "actor", "account", "vehicle", "rental", "paper", "researcher", "conference", "cinema",
+		"screening", "director", "locker"}
+	// heldoutPrefixes and heldoutSuffixes are the tests' affixes: words,
+	// unlike the made-up training affixes.
+	heldoutPrefixes = []string{"core", "sys", "dim", "src"}
+	heldoutSuffixes = []string{"registry", "ledger", "master", "catalog", "vault"}
+	questionFrames  = []string{"How many %s are there?", "List every %s.", "Which %s has the highest value?", "Show the details of the %s."}
+)
+
+// plural is the English plural of a lower-case noun (regular forms).
+func plural(w string) string {
+	switch {
+	case strings.HasSuffix(w, "y") && !strings.ContainsRune("aeiou", rune(w[len(w)-2])):
+		return w[:len(w)-1] + "ies"
+	case strings.HasSuffix(w, "s"), strings.HasSuffix(w, "x"), strings.HasSuffix(w, "ch"), strings.HasSuffix(w, "sh"):
+		return w + "es"
+	}
+	return w + "s"
+}
+
+// madeUp is a lower-case made-up affix of one or two syllables.
+func madeUp(r *rand.Rand) string {
+	var b strings.Builder
+	for range 1 + r.IntN(2) {
+		b.WriteString(syllables[r.IntN(len(syllables))])
+	}
+	return b.String()
+}
+
+// joinName joins lower-case words in one of four case styles: snake_case,
+// lowercase, camelCase, PascalCase.
+func joinName(words []string, style int) string {
+	var b strings.Builder
+	for i, w := range words {
+		switch {
+		case style == 0 && i > 0:
+			b.WriteString("_" + w)
+		case style == 3 || (style == 2 && i > 0):
+			b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+		default:
+			b.WriteString(w)
+		}
+	}
+	return b.String()
+}
+
+// nameTest says what a names probe's table list is made of: the training
+// distribution, or one of the tests.
+type nameTest int
+
+const (
+	namesTrain     nameTest = iota // training nouns, made-up affixes or none
+	namesNewPrefix                 // training nouns, held-out word prefixes
+	namesNewSuffix                 // training nouns, held-out word suffixes
+	namesNewNoun                   // nouns no training question has, held-out affixes or none
+)
+
+func (t nameTest) String() string {
+	return [...]string{"train", "new-prefix", "new-suffix", "new-noun"}[t]
+}
+
+// caseStyles are the names of joinName's case styles, in its order.
+var caseStyles = []string{"snake", "lower", "camel", "pascal"}
+
+// newNameProbe draws a question about one table of a list of 4–6, its
+// names in one of styles (indexes of caseStyles).
+func newNameProbe(r *rand.Rand, test nameTest, styles []int) probe {
+	nouns := trainNouns
+	if test == namesNewNoun {
+		nouns = newNouns
+	}
+	picked := r.Perm(len(nouns))[:4+r.IntN(3)]
+	style := styles[r.IntN(len(styles))]
+	names := make([]string, len(picked))
+	for i, at := range picked {
+		noun := nouns[at]
+		if r.IntN(2) == 0 {
+			noun = plural(noun)
+		}
+		words := []string{noun}
+		affix := r.IntN(3) // 0: none, 1: prefix, 2: suffix
+		switch test {
+		case namesNewPrefix:
+			affix = 1
+		case namesNewSuffix:
+			affix = 2
+		}
+		switch {
+		case affix == 1 && test == namesTrain:
+			words = append([]string{madeUp(r)}, words...)
+		case affix == 2 && test == namesTrain:
+			words = append(words, madeUp(r))
+		case affix == 1:
+			words = append([]string{heldoutPrefixes[r.IntN(len(heldoutPrefixes))]}, words...)
+		case affix == 2:
+			words = append(words, heldoutSuffixes[r.IntN(len(heldoutSuffixes))])
+		}
+		names[i] = joinName(words, style)
+	}
+	target := r.IntN(len(picked))
+	question := fmt.Sprintf(questionFrames[r.IntN(len(questionFrames))], nouns[picked[target]])
+	if strings.HasPrefix(question, "How many") || strings.HasPrefix(question, "List") {
+		question = strings.Replace(question, nouns[picked[target]], plural(nouns[picked[target]]), 1)
+	}
+	name := names[target]
+	slices.Sort(names) // the environment lists tables in order
+	return probe{
+		prompt:     chatPrompt(question, strings.Join(names, ", ")),
+		completion: "DESCRIBE: " + name + "<|im_end|>",
+		want:       "DESCRIBE: " + name,
+		kind:       test.String(),
+	}
 }

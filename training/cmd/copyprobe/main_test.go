@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -14,11 +15,53 @@ func TestProbes(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	for range 200 {
 		p := newProbe(r)
-		if !strings.Contains(p.prompt, strings.Trim(p.constant, "'")) {
-			t.Fatalf("question %q does not name %s", p.prompt, p.constant)
+		constant := strings.Trim(strings.TrimPrefix(p.want, "= "), "'")
+		if !strings.Contains(p.prompt, constant) {
+			t.Fatalf("question %q does not name %s", p.prompt, constant)
 		}
-		if !strings.HasSuffix(p.completion, "= "+p.constant+"<|im_end|>") {
-			t.Fatalf("completion %q does not end with %s", p.completion, p.constant)
+		if !strings.HasSuffix(p.completion, p.want+"<|im_end|>") || !p.copiedOK(p.completion[:len(p.completion)-len("<|im_end|>")]) {
+			t.Fatalf("completion %q does not end with %s", p.completion, p.want)
+		}
+	}
+}
+
+// TestNameProbes: the DESCRIBE target is one of the listed tables and
+// names the question's kind of thing; training names carry no test affix
+// and no test noun, every new-prefix / new-suffix name carries a test
+// affix, and only the exact name counts as copied.
+func TestNameProbes(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, test := range []nameTest{namesTrain, namesNewPrefix, namesNewSuffix, namesNewNoun} {
+		for range 300 {
+			p := newNameProbe(r, test, []int{0, 1, 2, 3})
+			name := strings.TrimPrefix(p.want, "DESCRIBE: ")
+			user := p.prompt[strings.Index(p.prompt, "Question: "):]
+			tables := strings.Split(strings.SplitN(strings.SplitN(user, "Tables: ", 2)[1], "<|im_end|>", 2)[0], ", ")
+			if !slices.Contains(tables, name) || p.kind != test.String() {
+				t.Fatalf("%s: %q not among the listed %q", test, name, tables)
+			}
+			lower := strings.ToLower(strings.ReplaceAll(name, "_", ""))
+			var hasTestAffix bool
+			for _, a := range slices.Concat(heldoutPrefixes, heldoutSuffixes) {
+				hasTestAffix = hasTestAffix || strings.HasPrefix(lower, a) && slices.Contains(heldoutPrefixes, a) || strings.HasSuffix(lower, a) && slices.Contains(heldoutSuffixes, a)
+			}
+			switch test {
+			case namesTrain:
+				for _, w := range strings.FieldsFunc(user[:strings.Index(user, "Tables: ")], func(c rune) bool { return c == ' ' || c == '.' || c == '?' }) {
+					for _, n := range newNouns {
+						if w == n || w == plural(n) {
+							t.Fatalf("training question %q names the test noun %s", user, n)
+						}
+					}
+				}
+			case namesNewPrefix, namesNewSuffix:
+				if !hasTestAffix {
+					t.Fatalf("%s name %q has no test affix", test, name)
+				}
+			}
+			if !p.copiedOK(" "+p.want+"\n") || p.copiedOK(p.want+"s") || p.copiedOK("DESCRIBE: x"+name) {
+				t.Fatalf("copiedOK is not exact for %q", p.want)
+			}
 		}
 	}
 }
@@ -32,6 +75,15 @@ func TestRun(t *testing.T) {
 	}
 	if err := run(ctx, []string{"-heads", "4", "-kv_heads", "3"}); err == nil || !strings.Contains(err.Error(), "-kv_heads") {
 		t.Fatalf("-heads 4 -kv_heads 3: %v", err)
+	}
+	if err := run(ctx, []string{"-tokenizer", "../../tinybase/model", "-task", "names", "-steps", "1", "-eval_every", "1", "-hidden", "32", "-layers", "1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(ctx, []string{"-task", "names", "-name_styles", "snake,kebab"}); err == nil || !strings.Contains(err.Error(), "kebab") {
+		t.Fatalf("-name_styles snake,kebab: %v", err)
+	}
+	if err := run(ctx, []string{"-task", "tables"}); err == nil || !strings.Contains(err.Error(), "-task") {
+		t.Fatalf("-task tables: %v", err)
 	}
 	if err := run(ctx, []string{"-tokenizer", "/nonexistent"}); err == nil || !strings.Contains(err.Error(), "/nonexistent") {
 		t.Fatalf("missing tokenizer: %v", err)

@@ -22,6 +22,13 @@ var splitTitles = map[string]string{
 	training.SplitUnseen:      "unseen databases",
 }
 
+// readingFailures name what a reading split changes, for Findings' summary
+// of a model no better than random on it.
+var readingFailures = map[string]string{
+	training.SplitRenamed:     "their tables and columns renamed",
+	training.SplitParaphrased: "the questions reworded",
+}
+
 // SplitsTable describes the question sets of a run: the three evaluation
 // splits — how many questions each has, from which databases, how many are
 // evaluated (max_eval_questions) — and how many of the training questions
@@ -126,14 +133,28 @@ func Findings(s training.EvalSummary) string {
 	if beatsRandom(s, training.SplitHeldout, training.PolicyUntrained) {
 		inherited = " (as the model the run started from already did)"
 	}
+	// New questions of the training databases, qualified by the reading
+	// splits it does not beat the random policy on: a model that fails
+	// them answers only the names and wordings it was trained on.
+	unreadNote, notOthers := "", ", not to other databases."
+	var unread []string
+	for _, split := range []string{training.SplitRenamed, training.SplitParaphrased} {
+		if _, ok := s[split][last]; ok && !beats[split] {
+			unread = append(unread, readingFailures[split])
+		}
+	}
+	if len(unread) > 0 {
+		unreadNote = ", as long as they keep the names and wordings it was trained on (not with " + strings.Join(unread, " or ") + ")"
+		notOthers = ", and not to other databases."
+	}
 	summary := ""
 	switch {
 	case beats[training.SplitTrain] && hasHeldout && !beats[training.SplitHeldout]:
 		summary = " In short: it has learned the questions it was trained on, and it does not generalise to new questions, even about the same database."
 	case beats[training.SplitTrain] && beats[training.SplitHeldout] && !beats[training.SplitUnseen]:
-		summary = " In short: it generalises to new questions about its training databases" + inherited + ", not to other databases."
+		summary = " In short: it generalises to new questions about its training databases" + inherited + unreadNote + notOthers
 	case beats[training.SplitTrain] && beats[training.SplitHeldout] && beats[training.SplitUnseen]:
-		summary = " In short: it generalises to new questions about its training databases" + inherited + ", and beyond chance to databases it never saw."
+		summary = " In short: it generalises to new questions about its training databases" + inherited + unreadNote + ", and beyond chance to databases it never saw."
 	}
 	for _, split := range []string{training.SplitTrain, training.SplitHeldout} {
 		sft, okS := s[split][training.PolicySFT]

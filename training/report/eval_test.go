@@ -91,6 +91,21 @@ func TestFindings(t *testing.T) {
 			t.Errorf("findings lack %q:\n%s", want, got)
 		}
 	}
+	// The same model, no better than random once the tables are renamed or
+	// the questions reworded: the summary does not claim those.
+	pretrained.Set("random", map[string]training.SplitResult{training.SplitRenamed: {SampledSuccess: 0.02, SampledSuccessSE: 0.01, Questions: 12},
+		training.SplitParaphrased: {SampledSuccess: 0.02, SampledSuccessSE: 0.01, Questions: 12}})
+	pretrained.Set("grpo", map[string]training.SplitResult{training.SplitRenamed: {Questions: 12},
+		training.SplitParaphrased: {GreedySuccess: 0.03, SampledSuccess: 0.01, SampledSuccessSE: 0.01, Questions: 12}})
+	want := "generalises to new questions about its training databases (as the model the run started from already did), as long as they keep the names and wordings it was trained on (not with their tables and columns renamed or the questions reworded), and not to other databases."
+	if got := Findings(pretrained); !strings.Contains(got, want) {
+		t.Errorf("findings lack %q:\n%s", want, got)
+	}
+	// Reworded questions read beyond chance: only the renaming is excepted.
+	pretrained.Set("grpo", map[string]training.SplitResult{training.SplitParaphrased: {GreedySuccess: 0.5, SampledSuccess: 0.45, SampledSuccessSE: 0.03, Questions: 12}})
+	if got := Findings(pretrained); !strings.Contains(got, "(not with their tables and columns renamed), and not to") {
+		t.Errorf("a reworded split read beyond chance is still excepted:\n%s", got)
+	}
 	if strings.Contains(sinceStart(pretrained, "grpo"), "unseen") || strings.Contains(Findings(generalises), "started from") {
 		t.Errorf("a split where the starting model never succeeds, or a summary without it, is compared with it:\n%s", got)
 	}

@@ -126,36 +126,7 @@ func Findings(s training.EvalSummary) string {
 	out := fmt.Sprintf("**What the %s model can and cannot do.** ", map[string]string{training.PolicyGRPO: "SFT + GRPO", training.PolicySFT: "SFT"}[last]) +
 		strings.Join(parts, "; ") + "."
 	out += sinceStart(s, last)
-	_, hasHeldout := s[training.SplitHeldout][last]
-	// Where the model the run started from already generalised, the
-	// credit is pre-training's, and the summary says so.
-	inherited := ""
-	if beatsRandom(s, training.SplitHeldout, training.PolicyUntrained) {
-		inherited = " (as the model the run started from already did)"
-	}
-	// New questions of the training databases, qualified by the reading
-	// splits it does not beat the random policy on: a model that fails
-	// them answers only the names and wordings it was trained on.
-	unreadNote, notOthers := "", ", not to other databases."
-	var unread []string
-	for _, split := range []string{training.SplitRenamed, training.SplitParaphrased} {
-		if _, ok := s[split][last]; ok && !beats[split] {
-			unread = append(unread, readingFailures[split])
-		}
-	}
-	if len(unread) > 0 {
-		unreadNote = ", as long as they keep the names and wordings it was trained on (not with " + strings.Join(unread, " or ") + ")"
-		notOthers = ", and not to other databases."
-	}
-	summary := ""
-	switch {
-	case beats[training.SplitTrain] && hasHeldout && !beats[training.SplitHeldout]:
-		summary = " In short: it has learned the questions it was trained on, and it does not generalise to new questions, even about the same database."
-	case beats[training.SplitTrain] && beats[training.SplitHeldout] && !beats[training.SplitUnseen]:
-		summary = " In short: it generalises to new questions about its training databases" + inherited + unreadNote + notOthers
-	case beats[training.SplitTrain] && beats[training.SplitHeldout] && beats[training.SplitUnseen]:
-		summary = " In short: it generalises to new questions about its training databases" + inherited + unreadNote + ", and beyond chance to databases it never saw."
-	}
+	summary := inShort(s, last, beats)
 	for _, split := range []string{training.SplitTrain, training.SplitHeldout} {
 		sft, okS := s[split][training.PolicySFT]
 		grpo, okG := s[split][training.PolicyGRPO]
@@ -275,4 +246,40 @@ func copiesConstant(ep sqlenv.EpisodeReport) bool {
 		}
 	}
 	return len(training.QuestionConstants(ep.Question, sql.String())) > 0
+}
+
+// inShort is Findings' one-sentence summary of what the policy last
+// generalises to, from which splits it beats the random policy on (beats);
+// "" when no statement fits.
+func inShort(s training.EvalSummary, last string, beats map[string]bool) string {
+	_, hasHeldout := s[training.SplitHeldout][last]
+	// Where the model the run started from already generalised, the
+	// credit is pre-training's, and the summary says so.
+	inherited := ""
+	if beatsRandom(s, training.SplitHeldout, training.PolicyUntrained) {
+		inherited = " (as the model the run started from already did)"
+	}
+	// New questions of the training databases, qualified by the reading
+	// splits it does not beat the random policy on: a model that fails
+	// them answers only the names and wordings it was trained on.
+	unreadNote, notOthers := "", ", not to other databases."
+	var unread []string
+	for _, split := range []string{training.SplitRenamed, training.SplitParaphrased} {
+		if _, ok := s[split][last]; ok && !beats[split] {
+			unread = append(unread, readingFailures[split])
+		}
+	}
+	if len(unread) > 0 {
+		unreadNote = ", as long as they keep the names and wordings it was trained on (not with " + strings.Join(unread, " or ") + ")"
+		notOthers = ", and not to other databases."
+	}
+	switch {
+	case beats[training.SplitTrain] && hasHeldout && !beats[training.SplitHeldout]:
+		return " In short: it has learned the questions it was trained on, and it does not generalise to new questions, even about the same database."
+	case beats[training.SplitTrain] && beats[training.SplitHeldout] && !beats[training.SplitUnseen]:
+		return " In short: it generalises to new questions about its training databases" + inherited + unreadNote + notOthers
+	case beats[training.SplitTrain] && beats[training.SplitHeldout] && beats[training.SplitUnseen]:
+		return " In short: it generalises to new questions about its training databases" + inherited + unreadNote + ", and beyond chance to databases it never saw."
+	}
+	return ""
 }

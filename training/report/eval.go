@@ -29,7 +29,7 @@ var readingFailures = map[string]string{
 	training.SplitParaphrased: "the questions reworded",
 }
 
-// SplitsTable describes the question sets of a run: the three evaluation
+// SplitsTable describes the question sets of a run: the evaluation
 // splits — how many questions each has, from which databases, how many are
 // evaluated (max_eval_questions) — and how many of the training questions
 // the SFT warm-up and GRPO use.

@@ -132,13 +132,12 @@ func run(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var styles []int
+	var styles []string
 	for _, s := range strings.Split(*styleList, ",") {
-		at := slices.Index(caseStyles, strings.TrimSpace(s))
-		if at < 0 {
+		if s = strings.TrimSpace(s); !slices.Contains(caseStyles, s) {
 			return fmt.Errorf("-name_styles %q: %q is not one of %v", *styleList, s, caseStyles)
 		}
-		styles = append(styles, at)
+		styles = append(styles, s)
 	}
 	draw, tests, err := probeTask(*task, *seed, styles)
 	if err != nil {
@@ -198,7 +197,7 @@ func run(ctx context.Context, args []string) error {
 // probeTask returns the training probes' drawer of a task and its fixed
 // test probes (drawn from their own stream): 64 constants, or 32 names of
 // each kind of test.
-func probeTask(task string, seed uint64, styles []int) (draw func(*rand.Rand) probe, tests []probe, err error) {
+func probeTask(task string, seed uint64, styles []string) (draw func(*rand.Rand) probe, tests []probe, err error) {
 	held := rand.New(rand.NewPCG(seed, 2))
 	switch task {
 	case "constants":
@@ -335,15 +334,15 @@ func madeUp(r *rand.Rand) string {
 	return b.String()
 }
 
-// joinName joins lower-case words in one of four case styles: snake_case,
+// joinName joins lower-case words in a case style (caseStyles): snake_case,
 // lowercase, camelCase, PascalCase.
-func joinName(words []string, style int) string {
+func joinName(words []string, style string) string {
 	var b strings.Builder
 	for i, w := range words {
 		switch {
-		case style == 0 && i > 0:
+		case style == "snake" && i > 0:
 			b.WriteString("_" + w)
-		case style == 3 || (style == 2 && i > 0):
+		case style == "pascal" || (style == "camel" && i > 0):
 			b.WriteString(strings.ToUpper(w[:1]) + w[1:])
 		default:
 			b.WriteString(w)
@@ -367,15 +366,20 @@ func (t nameTest) String() string {
 	return [...]string{"train", "new-prefix", "new-suffix", "new-noun"}[t]
 }
 
-// caseStyles are the names of joinName's case styles, in its order.
+// caseStyles are joinName's case styles.
 var caseStyles = []string{"snake", "lower", "camel", "pascal"}
 
 // newNameProbe draws a question about one table of a list of 4–6, its
-// names in one of styles (indexes of caseStyles).
-func newNameProbe(r *rand.Rand, test nameTest, styles []int) probe {
+// names in one of styles (caseStyles).
+func newNameProbe(r *rand.Rand, test nameTest, styles []string) probe {
 	nouns := trainNouns
 	if test == namesNewNoun {
 		nouns = newNouns
+	}
+	prefix, suffix := madeUp, madeUp
+	if test != namesTrain {
+		prefix = func(r *rand.Rand) string { return heldoutPrefixes[r.IntN(len(heldoutPrefixes))] }
+		suffix = func(r *rand.Rand) string { return heldoutSuffixes[r.IntN(len(heldoutSuffixes))] }
 	}
 	picked := r.Perm(len(nouns))[:4+r.IntN(3)]
 	style := styles[r.IntN(len(styles))]
@@ -393,15 +397,11 @@ func newNameProbe(r *rand.Rand, test nameTest, styles []int) probe {
 		case namesNewSuffix:
 			affix = 2
 		}
-		switch {
-		case affix == 1 && test == namesTrain:
-			words = append([]string{madeUp(r)}, words...)
-		case affix == 2 && test == namesTrain:
-			words = append(words, madeUp(r))
-		case affix == 1:
-			words = append([]string{heldoutPrefixes[r.IntN(len(heldoutPrefixes))]}, words...)
-		case affix == 2:
-			words = append(words, heldoutSuffixes[r.IntN(len(heldoutSuffixes))])
+		switch affix {
+		case 1:
+			words = append([]string{prefix(r)}, words...)
+		case 2:
+			words = append(words, suffix(r))
 		}
 		names[i] = joinName(words, style)
 	}

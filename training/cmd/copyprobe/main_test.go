@@ -33,7 +33,7 @@ func TestNameProbes(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, test := range []nameTest{namesTrain, namesNewPrefix, namesNewSuffix, namesNewNoun} {
 		for range 300 {
-			p := newNameProbe(r, test, []int{0, 1, 2, 3})
+			p := newNameProbe(r, test, caseStyles)
 			name := strings.TrimPrefix(p.want, "DESCRIBE: ")
 			user := p.prompt[strings.Index(p.prompt, "Question: "):]
 			tables := strings.Split(strings.SplitN(strings.SplitN(user, "Tables: ", 2)[1], "<|im_end|>", 2)[0], ", ")
@@ -41,10 +41,8 @@ func TestNameProbes(t *testing.T) {
 				t.Fatalf("%s: %q not among the listed %q", test, name, tables)
 			}
 			lower := strings.ToLower(strings.ReplaceAll(name, "_", ""))
-			var hasTestAffix bool
-			for _, a := range slices.Concat(heldoutPrefixes, heldoutSuffixes) {
-				hasTestAffix = hasTestAffix || strings.HasPrefix(lower, a) && slices.Contains(heldoutPrefixes, a) || strings.HasSuffix(lower, a) && slices.Contains(heldoutSuffixes, a)
-			}
+			hasTestAffix := slices.ContainsFunc(heldoutPrefixes, func(a string) bool { return strings.HasPrefix(lower, a) }) ||
+				slices.ContainsFunc(heldoutSuffixes, func(a string) bool { return strings.HasSuffix(lower, a) })
 			switch test {
 			case namesTrain:
 				for _, w := range strings.FieldsFunc(user[:strings.Index(user, "Tables: ")], func(c rune) bool { return c == ' ' || c == '.' || c == '?' }) {

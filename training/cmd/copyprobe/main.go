@@ -19,7 +19,11 @@
 // count exact copies of names whose affixes are real words no training
 // name has (prefixes apart from suffixes: a prefix must be written before
 // the part of the name the question points at) and of names of kinds no
-// training question asks about.
+// training question asks about. Three levers try to teach that copying:
+// -list_share mixes in a dense lesson (re-write the whole table list; its
+// tests re-write lists of held-out names), -curriculum_steps grows the lists
+// from one name to six, and -vocab/-pattern learn the probe's own vocabulary
+// with another pre-tokenizer (e.g. one that keeps a name's words whole).
 //
 //	GOEXPERIMENT=simd go run ./training/cmd/copyprobe -heads 8 -kv_heads 8 -steps 2000
 //	GOEXPERIMENT=simd go run ./training/cmd/copyprobe -task names -heads 8 -kv_heads 8 -tokenizer <dir>
@@ -115,52 +119,93 @@ func chatPrompt(question, tables string) string {
 		"\n\nTables: " + tables + "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"
 }
 
-func run(ctx context.Context, args []string) error {
+// options are the command's flags.
+type options struct {
+	tokDir, task, pattern                  string
+	layers, heads, kvHeads, hidden         int
+	steps, every, batch, curriculum, vocab int
+	lr, listShare                          float64
+	seed                                   uint64
+	styles                                 []string
+}
+
+// parse reads and checks the flags.
+func parse(args []string) (options, error) {
+	var o options
 	fs := flag.NewFlagSet("copyprobe", flag.ContinueOnError)
-	tokDir := fs.String("tokenizer", "training/tinybase/model", "directory with the vocabulary (tokenizer.json, tokenizer_config.json)")
-	layers := fs.Int("layers", 2, "transformer layers")
-	heads := fs.Int("heads", 4, "attention (query) heads")
-	kvHeads := fs.Int("kv_heads", 2, "key/value heads (a divisor of heads)")
-	hidden := fs.Int("hidden", 128, "hidden size (the MLP is 3× wider)")
-	steps := fs.Int("steps", 2000, "optimizer steps")
-	every := fs.Int("eval_every", 500, "steps between copy measurements")
-	batch := fs.Int("batch_size", 16, "samples per step")
-	lr := fs.Float64("learning_rate", 2e-3, "peak learning rate (linear decay to 0)")
-	seed := fs.Uint64("seed", 1, "initialisation and data seed")
-	task := fs.String("task", "constants", "constants: copy a question's constant into a QUERY; names: copy a listed table name into a DESCRIBE")
+	fs.StringVar(&o.tokDir, "tokenizer", "training/tinybase/model", "directory with the vocabulary (tokenizer.json, tokenizer_config.json)")
+	fs.IntVar(&o.layers, "layers", 2, "transformer layers")
+	fs.IntVar(&o.heads, "heads", 4, "attention (query) heads")
+	fs.IntVar(&o.kvHeads, "kv_heads", 2, "key/value heads (a divisor of heads)")
+	fs.IntVar(&o.hidden, "hidden", 128, "hidden size (the MLP is 3× wider)")
+	fs.IntVar(&o.steps, "steps", 2000, "optimizer steps")
+	fs.IntVar(&o.every, "eval_every", 500, "steps between copy measurements")
+	fs.IntVar(&o.batch, "batch_size", 16, "samples per step")
+	fs.Float64Var(&o.lr, "learning_rate", 2e-3, "peak learning rate (linear decay to 0)")
+	fs.Uint64Var(&o.seed, "seed", 1, "initialisation and data seed")
+	fs.StringVar(&o.task, "task", "constants", "constants: copy a question's constant into a QUERY; names: copy a listed table name into a DESCRIBE")
+	fs.IntVar(&o.curriculum, "curriculum_steps", 0, "names task: over this many first steps the table lists grow from 1 name to 6 (0: 4–6 from the start)")
+	fs.Float64Var(&o.listShare, "list_share", 0, "names task: the share of training samples that copy the whole table list (\"Which tables are there?\" → \"TABLES: <the list>\"), a dense copying lesson")
 	styleList := fs.String("name_styles", strings.Join(caseStyles, ","), "names task: the case styles of the names (snake, lower, camel, pascal), comma-separated")
+	fs.IntVar(&o.vocab, "vocab", 0, "when > 0, learn a BPE vocabulary of this size from 20,000 training samples instead of loading -tokenizer")
+	fs.StringVar(&o.pattern, "pattern", "", "with -vocab: the pre-tokenizer's regular expression (\"\" is Qwen's)")
 	if err := fs.Parse(args); err != nil {
-		return err
+		return o, err
 	}
-	var styles []string
 	for _, s := range strings.Split(*styleList, ",") {
 		if s = strings.TrimSpace(s); !slices.Contains(caseStyles, s) {
-			return fmt.Errorf("-name_styles %q: %q is not one of %v", *styleList, s, caseStyles)
+			return o, fmt.Errorf("-name_styles %q: %q is not one of %v", *styleList, s, caseStyles)
 		}
-		styles = append(styles, s)
+		o.styles = append(o.styles, s)
 	}
-	draw, tests, err := probeTask(*task, *seed, styles)
+	switch {
+	case o.listShare < 0 || o.listShare > 1 || (o.listShare > 0 && o.task != "names"):
+		return o, fmt.Errorf("-list_share %g: want a share in [0, 1], with -task names", o.listShare)
+	case o.curriculum < 0 || (o.curriculum > 0 && o.task != "names"):
+		return o, fmt.Errorf("-curriculum_steps %d: want 0 or more steps, with -task names", o.curriculum)
+	case o.heads < 1 || o.kvHeads < 1 || o.heads%o.kvHeads != 0:
+		return o, fmt.Errorf("-heads %d -kv_heads %d: want kv_heads ≥ 1 dividing heads", o.heads, o.kvHeads)
+	case o.steps < 1 || o.every < 1 || o.batch < 1 || o.layers < 1 || o.hidden < 1:
+		return o, fmt.Errorf("-steps, -eval_every, -batch_size, -layers and -hidden must be positive")
+	}
+	return o, nil
+}
+
+func run(ctx context.Context, args []string) error {
+	o, err := parse(args)
 	if err != nil {
 		return err
 	}
-	if *heads < 1 || *kvHeads < 1 || *heads%*kvHeads != 0 {
-		return fmt.Errorf("-heads %d -kv_heads %d: want kv_heads ≥ 1 dividing heads", *heads, *kvHeads)
-	}
-	if *steps < 1 || *every < 1 || *batch < 1 || *layers < 1 || *hidden < 1 {
-		return fmt.Errorf("-steps, -eval_every, -batch_size, -layers and -hidden must be positive")
-	}
-	tk, err := tokenizer.Load(*tokDir)
+	maxNames := 0 // the curriculum's cap on listed names (0: none)
+	draw, tests, err := probeTask(o.task, o.seed, o.styles, &maxNames)
 	if err != nil {
-		return fmt.Errorf("-tokenizer %s: %w", *tokDir, err)
+		return err
+	}
+	if o.listShare > 0 {
+		held := rand.New(rand.NewPCG(o.seed, 4))
+		for i := range 32 {
+			tests = append(tests, newListProbe(held, []nameTest{namesNewPrefix, namesNewSuffix}[i%2], o.styles, 0))
+		}
+		selective := draw
+		draw = func(r *rand.Rand) probe {
+			if r.Float64() < o.listShare {
+				return newListProbe(r, namesTrain, o.styles, maxNames)
+			}
+			return selective(r)
+		}
+	}
+	tk, err := probeTokenizer(o.tokDir, o.vocab, o.pattern, o.seed, draw)
+	if err != nil {
+		return err
 	}
 	cfg := training.TinyModelConfig(tk.VocabSize())
-	cfg.NumHiddenLayers, cfg.NumAttentionHeads, cfg.NumKeyValueHeads = *layers, *heads, *kvHeads
-	cfg.HiddenSize, cfg.IntermediateSize = *hidden, 3**hidden
+	cfg.NumHiddenLayers, cfg.NumAttentionHeads, cfg.NumKeyValueHeads = o.layers, o.heads, o.kvHeads
+	cfg.HiddenSize, cfg.IntermediateSize = o.hidden, 3*o.hidden
 	backend, err := qwen3.NewBackend("")
 	if err != nil {
 		return err
 	}
-	w, err := qwen3.RandomWeights(cfg, *seed, dtypes.Float32)
+	w, err := qwen3.RandomWeights(cfg, o.seed, dtypes.Float32)
 	if err != nil {
 		return err
 	}
@@ -168,25 +213,37 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	learner := training.NewLearner(model, optim.AdamWConfig{Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-8, MaxGradNorm: 1})
-
-	train := rand.New(rand.NewPCG(*seed, 1))
 	fmt.Printf("model: %d layers, hidden %d, %d heads / %d key-value heads (head_dim %d), %d parameters\n",
 		cfg.NumHiddenLayers, cfg.HiddenSize, cfg.NumAttentionHeads, cfg.NumKeyValueHeads, cfg.HeadDim, cfg.NumParameters())
+	fmt.Printf("vocabulary: %d tokens; tests' completions as tokens:\n", tk.VocabSize())
+	for i := 0; i < len(tests); i += 32 {
+		fmt.Printf("  %s\n", showTokens(tk, tests[i].want))
+	}
+	return train(ctx, o, model, tk, draw, tests, &maxNames)
+}
+
+// train runs the optimizer steps, measuring the copies every o.every steps;
+// it sets the curriculum's cap on listed names before each step.
+func train(ctx context.Context, o options, model *qwen3.Model, tk *tokenizer.Tokenizer, draw func(*rand.Rand) probe, tests []probe, maxNames *int) error {
+	learner := training.NewLearner(model, optim.AdamWConfig{Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-8, MaxGradNorm: 1})
+	data := rand.New(rand.NewPCG(o.seed, 1))
 	start := time.Now()
 	var loss float64
-	for s := range *steps {
-		res, err := learner.NLLStep(probeSamples(train, tk, *batch, draw), 1, 32, optim.LinearSchedule(*lr, s, 0, *steps))
+	for s := range o.steps {
+		if *maxNames = 0; s < o.curriculum {
+			*maxNames = 1 + 5*s/o.curriculum
+		}
+		res, err := learner.NLLStep(probeSamples(data, tk, o.batch, draw), 1, 32, optim.LinearSchedule(o.lr, s, 0, o.steps))
 		if err != nil {
 			return err
 		}
 		loss += res.Loss
-		if (s+1)%*every == 0 || s+1 == *steps {
+		if (s+1)%o.every == 0 || s+1 == o.steps {
 			copied, example, err := measure(ctx, model, tk, tests)
 			if err != nil {
 				return err
 			}
-			n := (s % *every) + 1
+			n := (s % o.every) + 1
 			fmt.Printf("step %5d  %4.0f s  loss %.3f  copied %s  e.g. %s\n", s+1, time.Since(start).Seconds(), loss/float64(n), copied, example)
 			loss = 0
 		}
@@ -194,10 +251,34 @@ func run(ctx context.Context, args []string) error {
 	return nil
 }
 
+// probeTokenizer loads the vocabulary in dir, or with vocab > 0 learns one
+// of that size from 20,000 training samples (their own random stream).
+func probeTokenizer(dir string, vocab int, pattern string, seed uint64, draw func(*rand.Rand) probe) (*tokenizer.Tokenizer, error) {
+	if vocab <= 0 {
+		tk, err := tokenizer.Load(dir)
+		if err != nil {
+			return nil, fmt.Errorf("-tokenizer %s: %w", dir, err)
+		}
+		return tk, nil
+	}
+	r := rand.New(rand.NewPCG(seed, 3))
+	texts := make([]string, 20000)
+	for i := range texts {
+		p := draw(r)
+		texts[i] = p.prompt + p.completion
+	}
+	tk, err := tokenizer.TrainBPE(texts, tokenizer.TrainOptions{VocabSize: vocab,
+		AddedTokens: []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"}, EOS: "<|im_end|>", Pattern: pattern})
+	if err != nil {
+		return nil, fmt.Errorf("-vocab %d -pattern %q: %w", vocab, pattern, err)
+	}
+	return tk, nil
+}
+
 // probeTask returns the training probes' drawer of a task and its fixed
 // test probes (drawn from their own stream): 64 constants, or 32 names of
 // each kind of test.
-func probeTask(task string, seed uint64, styles []string) (draw func(*rand.Rand) probe, tests []probe, err error) {
+func probeTask(task string, seed uint64, styles []string, maxNames *int) (draw func(*rand.Rand) probe, tests []probe, err error) {
 	held := rand.New(rand.NewPCG(seed, 2))
 	switch task {
 	case "constants":
@@ -208,10 +289,10 @@ func probeTask(task string, seed uint64, styles []string) (draw func(*rand.Rand)
 	case "names":
 		for _, t := range []nameTest{namesTrain, namesNewPrefix, namesNewSuffix, namesNewNoun} {
 			for range 32 {
-				tests = append(tests, newNameProbe(held, t, styles))
+				tests = append(tests, newNameProbe(held, t, styles, 0))
 			}
 		}
-		return func(r *rand.Rand) probe { return newNameProbe(r, namesTrain, styles) }, tests, nil
+		return func(r *rand.Rand) probe { return newNameProbe(r, namesTrain, styles, *maxNames) }, tests, nil
 	}
 	return nil, nil, fmt.Errorf("-task %q: want constants or names", task)
 }
@@ -265,6 +346,15 @@ func measure(ctx context.Context, model *qwen3.Model, tk *tokenizer.Tokenizer, t
 		example = fmt.Sprintf("%.100q", strings.TrimSpace(mustDecode(tk, g.Tokens[0])))
 	}
 	return copied, example, nil
+}
+
+// showTokens is text cut into its tokens, each quoted.
+func showTokens(tk *tokenizer.Tokenizer, text string) string {
+	var parts []string
+	for _, id := range tk.Encode(text) {
+		parts = append(parts, fmt.Sprintf("%q", mustDecode(tk, []int32{id})))
+	}
+	return strings.Join(parts, " ")
 }
 
 func mustDecode(tk *tokenizer.Tokenizer, ids []int32) string {
@@ -371,19 +461,56 @@ var caseStyles = []string{"snake", "lower", "camel", "pascal"}
 
 // newNameProbe draws a question about one table of a list of 4–6, its
 // names in one of styles (caseStyles).
-func newNameProbe(r *rand.Rand, test nameTest, styles []string) probe {
+func newNameProbe(r *rand.Rand, test nameTest, styles []string, maxNames int) probe {
 	nouns := trainNouns
 	if test == namesNewNoun {
 		nouns = newNouns
 	}
+	names, picked := nameList(r, test, nouns, styles, maxNames)
+	target := r.IntN(len(picked))
+	question := fmt.Sprintf(questionFrames[r.IntN(len(questionFrames))], nouns[picked[target]])
+	if strings.HasPrefix(question, "How many") || strings.HasPrefix(question, "List") {
+		question = strings.Replace(question, nouns[picked[target]], plural(nouns[picked[target]]), 1)
+	}
+	name := names[target]
+	slices.Sort(names) // the environment lists tables in order
+	return probe{
+		prompt:     chatPrompt(question, strings.Join(names, ", ")),
+		completion: "DESCRIBE: " + name + "<|im_end|>",
+		want:       "DESCRIBE: " + name,
+		kind:       test.String(),
+	}
+}
+
+// newListProbe draws a table list of the kind test says and asks for all
+// of it: the completion re-writes every listed name in order.
+func newListProbe(r *rand.Rand, test nameTest, styles []string, maxNames int) probe {
+	names, _ := nameList(r, test, trainNouns, styles, maxNames)
+	slices.Sort(names)
+	list := strings.Join(names, ", ")
+	return probe{
+		prompt:     chatPrompt("Which tables are there?", list),
+		completion: "TABLES: " + list + "<|im_end|>",
+		want:       "TABLES: " + list,
+		kind:       "list-" + test.String(),
+	}
+}
+
+// nameList draws 4–6 of nouns (their indices in picked; at most maxNames
+// when it is positive), each singular or plural, with an affix or none as
+// test says, joined in one of styles.
+func nameList(r *rand.Rand, test nameTest, nouns []string, styles []string, maxNames int) (names []string, picked []int) {
 	prefix, suffix := madeUp, madeUp
 	if test != namesTrain {
 		prefix = func(r *rand.Rand) string { return heldoutPrefixes[r.IntN(len(heldoutPrefixes))] }
 		suffix = func(r *rand.Rand) string { return heldoutSuffixes[r.IntN(len(heldoutSuffixes))] }
 	}
-	picked := r.Perm(len(nouns))[:4+r.IntN(3)]
+	picked = r.Perm(len(nouns))[:4+r.IntN(3)]
+	if maxNames > 0 && len(picked) > maxNames {
+		picked = picked[:maxNames]
+	}
 	style := styles[r.IntN(len(styles))]
-	names := make([]string, len(picked))
+	names = make([]string, len(picked))
 	for i, at := range picked {
 		noun := nouns[at]
 		if r.IntN(2) == 0 {
@@ -405,17 +532,5 @@ func newNameProbe(r *rand.Rand, test nameTest, styles []string) probe {
 		}
 		names[i] = joinName(words, style)
 	}
-	target := r.IntN(len(picked))
-	question := fmt.Sprintf(questionFrames[r.IntN(len(questionFrames))], nouns[picked[target]])
-	if strings.HasPrefix(question, "How many") || strings.HasPrefix(question, "List") {
-		question = strings.Replace(question, nouns[picked[target]], plural(nouns[picked[target]]), 1)
-	}
-	name := names[target]
-	slices.Sort(names) // the environment lists tables in order
-	return probe{
-		prompt:     chatPrompt(question, strings.Join(names, ", ")),
-		completion: "DESCRIBE: " + name + "<|im_end|>",
-		want:       "DESCRIBE: " + name,
-		kind:       test.String(),
-	}
+	return names, picked
 }

@@ -33,7 +33,7 @@ func TestNameProbes(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, test := range []nameTest{namesTrain, namesNewPrefix, namesNewSuffix, namesNewNoun} {
 		for range 300 {
-			p := newNameProbe(r, test, caseStyles)
+			p := newNameProbe(r, test, caseStyles, 0)
 			name := strings.TrimPrefix(p.want, "DESCRIBE: ")
 			user := p.prompt[strings.Index(p.prompt, "Question: "):]
 			tables := strings.Split(strings.SplitN(strings.SplitN(user, "Tables: ", 2)[1], "<|im_end|>", 2)[0], ", ")
@@ -77,6 +77,15 @@ func TestRun(t *testing.T) {
 	if err := run(ctx, []string{"-tokenizer", "../../tinybase/model", "-task", "names", "-steps", "1", "-eval_every", "1", "-hidden", "32", "-layers", "1"}); err != nil {
 		t.Fatal(err)
 	}
+	if err := run(ctx, []string{"-task", "names", "-list_share", "0.5", "-curriculum_steps", "2", "-vocab", "300", "-pattern", `[ _]?\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}|[^\s\p{L}\p{N}_]+|\s+`,
+		"-steps", "2", "-eval_every", "2", "-hidden", "32", "-layers", "1"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range [][]string{{"-list_share", "0.5"}, {"-task", "names", "-list_share", "1.5"}, {"-task", "names", "-curriculum_steps", "-1"}} {
+		if err := run(ctx, bad); err == nil || !strings.Contains(err.Error(), bad[len(bad)-2]) {
+			t.Fatalf("%v: %v", bad, err)
+		}
+	}
 	if err := run(ctx, []string{"-task", "names", "-name_styles", "snake,kebab"}); err == nil || !strings.Contains(err.Error(), "kebab") {
 		t.Fatalf("-name_styles snake,kebab: %v", err)
 	}
@@ -85,5 +94,23 @@ func TestRun(t *testing.T) {
 	}
 	if err := run(ctx, []string{"-tokenizer", "/nonexistent"}); err == nil || !strings.Contains(err.Error(), "/nonexistent") {
 		t.Fatalf("missing tokenizer: %v", err)
+	}
+}
+
+// TestListProbes checks the dense lesson: its completion re-writes the
+// prompt's table list exactly, and the curriculum's cap shortens lists.
+func TestListProbes(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for i := range 200 {
+		maxNames := i % 7 // 0: no cap
+		p := newListProbe(r, namesTrain, caseStyles, maxNames)
+		list := strings.TrimSuffix(strings.SplitN(p.prompt, "Tables: ", 2)[1], "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n")
+		if p.completion != "TABLES: "+list+"<|im_end|>" || !p.copiedOK(p.want) {
+			t.Fatalf("list probe %q does not re-write the list %q", p.completion, list)
+		}
+		n := len(strings.Split(list, ", "))
+		if (maxNames == 0 && (n < 4 || n > 6)) || (maxNames > 0 && n > maxNames) {
+			t.Fatalf("maxNames %d: %d names listed: %q", maxNames, n, list)
+		}
 	}
 }

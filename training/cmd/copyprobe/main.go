@@ -121,7 +121,7 @@ func chatPrompt(question, tables string) string {
 
 // options are the command's flags.
 type options struct {
-	tokDir, task, pattern                  string
+	tokDir, task, pattern, affixes         string
 	layers, heads, kvHeads, hidden         int
 	steps, every, batch, curriculum, vocab int
 	lr, listShare                          float64
@@ -147,6 +147,7 @@ func parse(args []string) (options, error) {
 	fs.IntVar(&o.curriculum, "curriculum_steps", 0, "names task: over this many first steps the table lists grow from 1 name to 6 (0: 4–6 from the start)")
 	fs.Float64Var(&o.listShare, "list_share", 0, "names task: the share of training samples that copy the whole table list (\"Which tables are there?\" → \"TABLES: <the list>\"), a dense copying lesson")
 	styleList := fs.String("name_styles", strings.Join(caseStyles, ","), "names task: the case styles of the names (snake, lower, camel, pascal), comma-separated")
+	fs.StringVar(&o.affixes, "affixes", "syllables", "names task: the training names' made-up affixes: syllables (one or two), or letters (half of them 2–5 random letters)")
 	fs.IntVar(&o.vocab, "vocab", 0, "when > 0, learn a BPE vocabulary of this size from 20,000 training samples instead of loading -tokenizer")
 	fs.StringVar(&o.pattern, "pattern", "", "with -vocab: the pre-tokenizer's regular expression (\"\" is Qwen's)")
 	if err := fs.Parse(args); err != nil {
@@ -161,6 +162,8 @@ func parse(args []string) (options, error) {
 	switch {
 	case o.listShare < 0 || o.listShare > 1 || (o.listShare > 0 && o.task != "names"):
 		return o, fmt.Errorf("-list_share %g: want a share in [0, 1], with -task names", o.listShare)
+	case o.affixes != "syllables" && o.affixes != "letters":
+		return o, fmt.Errorf("-affixes %q: want syllables or letters", o.affixes)
 	case o.curriculum < 0 || (o.curriculum > 0 && o.task != "names"):
 		return o, fmt.Errorf("-curriculum_steps %d: want 0 or more steps, with -task names", o.curriculum)
 	case o.heads < 1 || o.kvHeads < 1 || o.heads%o.kvHeads != 0:
@@ -175,6 +178,15 @@ func run(ctx context.Context, args []string) error {
 	o, err := parse(args)
 	if err != nil {
 		return err
+	}
+	defer func() { trainAffix = madeUp }()
+	if o.affixes == "letters" {
+		trainAffix = func(r *rand.Rand) string {
+			if r.IntN(2) == 0 {
+				return randomLetters(r)
+			}
+			return madeUp(r)
+		}
 	}
 	maxNames := 0 // the curriculum's cap on listed names (0: none)
 	draw, tests, err := probeTask(o.task, o.seed, o.styles, &maxNames)
@@ -415,6 +427,20 @@ func plural(w string) string {
 	return w + "s"
 }
 
+// trainAffix draws the made-up affixes of training names: madeUp, or with
+// -affixes letters, half of them randomLetters.
+var trainAffix = madeUp
+
+// randomLetters is 2–5 random lower-case letters: an affix the vocabulary
+// cuts into arbitrary pieces, as it cuts names it never learned.
+func randomLetters(r *rand.Rand) string {
+	b := make([]byte, 2+r.IntN(4))
+	for i := range b {
+		b[i] = byte('a' + r.IntN(26))
+	}
+	return string(b)
+}
+
 // madeUp is a lower-case made-up affix of one or two syllables.
 func madeUp(r *rand.Rand) string {
 	var b strings.Builder
@@ -500,7 +526,7 @@ func newListProbe(r *rand.Rand, test nameTest, styles []string, maxNames int) pr
 // when it is positive), each singular or plural, with an affix or none as
 // test says, joined in one of styles.
 func nameList(r *rand.Rand, test nameTest, nouns []string, styles []string, maxNames int) (names []string, picked []int) {
-	prefix, suffix := madeUp, madeUp
+	prefix, suffix := trainAffix, trainAffix
 	if test != namesTrain {
 		prefix = func(r *rand.Rand) string { return heldoutPrefixes[r.IntN(len(heldoutPrefixes))] }
 		suffix = func(r *rand.Rand) string { return heldoutSuffixes[r.IntN(len(heldoutSuffixes))] }

@@ -77,12 +77,12 @@ func TestRun(t *testing.T) {
 	if err := run(ctx, []string{"-tokenizer", "../../tinybase/model", "-task", "names", "-steps", "1", "-eval_every", "1", "-hidden", "32", "-layers", "1"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(ctx, []string{"-task", "names", "-list_share", "0.5", "-curriculum_steps", "2", "-vocab", "300", "-pattern", `[ _]?\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}|[^\s\p{L}\p{N}_]+|\s+`,
+	if err := run(ctx, []string{"-task", "names", "-list_share", "0.5", "-curriculum_steps", "2", "-affixes", "letters", "-vocab", "300", "-pattern", `[ _]?\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}|[^\s\p{L}\p{N}_]+|\s+`,
 		"-steps", "2", "-eval_every", "2", "-hidden", "32", "-layers", "1"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range [][]string{{"-list_share", "0.5"}, {"-task", "names", "-list_share", "1.5"}, {"-task", "names", "-curriculum_steps", "-1"}} {
-		if err := run(ctx, bad); err == nil || !strings.Contains(err.Error(), bad[len(bad)-2]) {
+	for _, bad := range [][]string{{"-list_share", "0.5"}, {"-task", "names", "-list_share", "1.5"}, {"-task", "names", "-curriculum_steps", "-1"}, {"-task", "names", "-affixes", "words"}} {
+		if err := run(ctx, bad); err == nil || !strings.Contains(err.Error(), bad[len(bad)-2]+" ") {
 			t.Fatalf("%v: %v", bad, err)
 		}
 	}

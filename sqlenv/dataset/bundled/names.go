@@ -324,15 +324,35 @@ func (n *namer) affix(pool []string) string {
 	return pool[n.r.IntN(len(pool))]
 }
 
-// madeUpAffix draws a pronounceable affix of one or two syllables (ka,
-// zol, bimer, …) that is not a held-out affix.
+// madeUpAffix draws an affix that is not a held-out affix: half of the
+// time a pronounceable one of one or two syllables (ka, zol, bimer, …), half
+// of the time 2–8 random letters (qx, vtrelmao, …). A vocabulary cuts the
+// random ones into arbitrary pieces, as it cuts the held-out affixes it
+// never learned (registry, vault, …): a model that learns to copy only
+// the pieces pronounceable affixes are made of copies none of those
+// (copyprobe -affixes, BENCHMARKS.md).
 func madeUpAffix(r *rand.Rand) string {
 	held := affixPools[HeldoutNames].all()
 	for {
-		if w := syllables(r, 1+r.IntN(2)); !slices.Contains(held, w) {
+		var w string
+		if r.IntN(2) == 0 {
+			w = syllables(r, 1+r.IntN(2))
+		} else {
+			w = randomLetters(r, 2+r.IntN(7))
+		}
+		if !slices.Contains(held, w) {
 			return w
 		}
 	}
+}
+
+// randomLetters is n random lower-case letters.
+func randomLetters(r *rand.Rand, n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + r.IntN(26))
+	}
+	return string(b)
 }
 
 // word draws the form of one word of a name: itself (a table's last word

@@ -60,12 +60,39 @@ func WriteRenamedCopy(ctx context.Context, dbDir, src, dst string, set NameSet) 
 	m := drawRenaming(tables, set, dst)
 	path := sqlitedb.Path(dbDir, dst)
 	if _, err := os.Stat(path); err == nil {
-		return m, nil
+		return m, checkRenamedCopy(path, tables, m)
 	}
 	if err := renameDatabase(ctx, srcPath, path, tables, m); err != nil {
 		return nil, fmt.Errorf("renamed copy %s of %s: %w", dst, src, err)
 	}
 	return m, nil
+}
+
+// checkRenamedCopy checks that the copy already at path has the tables and
+// columns m gives the source's: a copy written by another version of the
+// names (another draw) would make every question's gold SQL name tables
+// that are not there.
+func checkRenamedCopy(path string, src []sqlitedb.Table, m Renaming) error {
+	db, err := sqlitedb.Open(path, sqlitedb.Limits{})
+	if err != nil {
+		return fmt.Errorf("renamed copy %s: %w", path, err)
+	}
+	defer db.Close()
+	have := map[string]bool{}
+	for _, t := range db.Tables() {
+		for _, c := range t.Columns {
+			have[strings.ToLower(t.Name+"."+c.Name)] = true
+		}
+	}
+	for _, t := range src {
+		for _, c := range t.Columns {
+			want := m[strings.ToLower(t.Name)] + "." + m[strings.ToLower(c.Name)]
+			if !have[strings.ToLower(want)] {
+				return fmt.Errorf("renamed copy %s has no column %s: it was written with other names (delete it to write it again)", path, want)
+			}
+		}
+	}
+	return nil
 }
 
 // drawRenaming draws the new names of the tables and their columns, from

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -115,6 +116,22 @@ func TestRenamedCopies(t *testing.T) {
 				}
 			}
 		}
+	}
+	// A copy at the path written under other names (another version of
+	// the draw) is refused by path, not reused with the wrong names.
+	stale := RenamedName("library", PretrainNames, 2)
+	if err := os.MkdirAll(filepath.Dir(sqlitedb.Path(p.DBDir, stale)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(sqlitedb.Path(p.DBDir, RenamedName("library", PretrainNames, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sqlitedb.Path(p.DBDir, stale), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteRenamedCopy(ctx, p.DBDir, "library", stale, PretrainNames); err == nil || !strings.Contains(err.Error(), sqlitedb.Path(p.DBDir, stale)) {
+		t.Fatalf("a copy written with other names: %v, want an error naming its path", err)
 	}
 	for dst, names := range heldout {
 		for _, name := range names {

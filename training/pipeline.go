@@ -45,6 +45,11 @@ type Pipeline struct {
 	// PretrainLoss chooses the tokens RunPretrain trains on ("":
 	// PretrainOnText).
 	PretrainLoss PretrainLoss
+	// PretrainLessons is the share of the pre-training questions (chosen
+	// by a hash of their ids) whose databases also give schema lessons
+	// (Roller.SchemaLessons: re-write the table list, a table's columns);
+	// 0: none.
+	PretrainLessons float64
 	// TokenizerPattern is the pre-tokenizer pattern of the vocabulary
 	// learned for model_name tiny ("": Qwen's); the pretrain command sets
 	// TinyTokenizerPattern.

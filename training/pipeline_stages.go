@@ -20,20 +20,21 @@ import (
 // RunSFT plays the oracle on up to sft_max_questions training questions and
 // fine-tunes on those trajectories (assistant-only loss).
 func (p *Pipeline) RunSFT(ctx context.Context, log *RunLog) error {
-	tr, _, err := p.oracleTrainer(ctx, p.SFTQuestions(), "sft", log)
+	tr, _, err := p.oracleTrainer(ctx, p.SFTQuestions(), 0, "sft", log)
 	if err != nil {
 		return err
 	}
 	return withOOMHint(tr.Train(ctx))
 }
 
-// oracleTrainer plays the oracle on qs and returns an SFT trainer on those
+// oracleTrainer plays the oracle on qs (with the schema lessons of a share
+// lessons of them, oracleSamples) and returns an SFT trainer on those
 // trajectories (the SFT settings; checkpoints under output_dir/subdir) and
 // the number of samples. It warns when the oracle's actions do not fit the
 // generation budgets (CheckTokenBudgets): the model would learn actions it
 // cannot finish.
-func (p *Pipeline) oracleTrainer(ctx context.Context, qs []dataset.QuestionRecord, subdir string, log *RunLog) (*SFTTrainer, int, error) {
-	samples, err := p.oracleSamples(ctx, qs)
+func (p *Pipeline) oracleTrainer(ctx context.Context, qs []dataset.QuestionRecord, lessons float64, subdir string, log *RunLog) (*SFTTrainer, int, error) {
+	samples, err := p.oracleSamples(ctx, qs, lessons)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -81,7 +82,7 @@ func (p *Pipeline) NewGRPO(log *RunLog) (*GRPOTrainer, error) {
 		tr.StartsFrom = StageRunID(sft)
 	}
 	if p.StaticShapes() {
-		samples, err := p.oracleSamples(context.Background(), p.GRPOQuestions())
+		samples, err := p.oracleSamples(context.Background(), p.GRPOQuestions(), 0)
 		if err != nil {
 			return nil, err
 		}
@@ -256,7 +257,7 @@ func (p *Pipeline) checkSplitBudgets(ctx context.Context, split string, qs []dat
 // (a second or so); a question the oracle cannot play is left to the
 // evaluation to report.
 func (p *Pipeline) splitBudgetWarning(ctx context.Context, split string, qs []dataset.QuestionRecord) string {
-	samples, err := p.oracleSamples(ctx, qs)
+	samples, err := p.oracleSamples(ctx, qs, 0)
 	if err != nil {
 		return ""
 	}

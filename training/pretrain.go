@@ -310,8 +310,10 @@ func (p *Pipeline) eachDatabase(qs []dataset.QuestionRecord, fn func(group []dat
 }
 
 // oracleSamples plays the oracle on qs (Roller.OracleSamples), one
-// database at a time (eachDatabase).
-func (p *Pipeline) oracleSamples(ctx context.Context, qs []dataset.QuestionRecord) ([]Sample, error) {
+// database at a time (eachDatabase), and adds the schema lessons
+// (Roller.SchemaLessons) of a share lessons of the questions (chosen by a
+// hash of their ids).
+func (p *Pipeline) oracleSamples(ctx context.Context, qs []dataset.QuestionRecord, lessons float64) ([]Sample, error) {
 	var out []Sample
 	err := p.eachDatabase(qs, func(group []dataset.QuestionRecord, newEnv func() (sqlenv.Env, error)) error {
 		r := *p.Roller
@@ -319,6 +321,23 @@ func (p *Pipeline) oracleSamples(ctx context.Context, qs []dataset.QuestionRecor
 		samples, err := r.OracleSamples(ctx, group)
 		if err != nil {
 			return err
+		}
+		if lessons > 0 {
+			taught := slices.DeleteFunc(slices.Clone(group), func(q dataset.QuestionRecord) bool {
+				return float64(idHash(q.QuestionID+"/lessons")%1000) >= lessons*1000
+			})
+			more, err := r.SchemaLessons(ctx, taught)
+			if err != nil {
+				return err
+			}
+			n := 0
+			if len(samples) > 0 {
+				n = samples[len(samples)-1].Episode + 1
+			}
+			for i := range more {
+				more[i].Episode += n
+			}
+			samples = append(samples, more...)
 		}
 		episodes := 0
 		if len(out) > 0 {
@@ -379,7 +398,7 @@ func (p *Pipeline) RunPretrain(ctx context.Context, log *RunLog) (PretrainResult
 	if len(p.Pretrain) == 0 {
 		return PretrainResult{}, errors.New("pretrain: Pipeline.Pretrain is empty (set it to PretrainQuestions before LoadModel)")
 	}
-	tr, samples, err := p.oracleTrainer(ctx, p.Pretrain, "pretrain", log)
+	tr, samples, err := p.oracleTrainer(ctx, p.Pretrain, p.PretrainLessons, "pretrain", log)
 	if err != nil {
 		return PretrainResult{}, err
 	}

@@ -40,7 +40,7 @@ func BenchmarkNLLStep(b *testing.B) {
 	if err := p.LoadModel(ctx); err != nil {
 		b.Fatal(err)
 	}
-	samples, err := p.oracleSamples(ctx, p.Train)
+	samples, err := p.oracleSamples(ctx, p.Train, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

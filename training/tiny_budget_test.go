@@ -28,7 +28,7 @@ func TestTinyPresetFitsEveryOracleEpisode(t *testing.T) {
 		if split == SplitTrain {
 			qs = p.SFTQuestions() // SFT imitates all of them
 		}
-		samples, err := p.oracleSamples(ctx, qs)
+		samples, err := p.oracleSamples(ctx, qs, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

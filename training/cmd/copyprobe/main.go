@@ -147,7 +147,7 @@ func parse(args []string) (options, error) {
 	fs.IntVar(&o.curriculum, "curriculum_steps", 0, "names task: over this many first steps the table lists grow from 1 name to 6 (0: 4–6 from the start)")
 	fs.Float64Var(&o.listShare, "list_share", 0, "names task: the share of training samples that copy the whole table list (\"Which tables are there?\" → \"TABLES: <the list>\"), a dense copying lesson")
 	styleList := fs.String("name_styles", strings.Join(caseStyles, ","), "names task: the case styles of the names (snake, lower, camel, pascal), comma-separated")
-	fs.StringVar(&o.affixes, "affixes", "syllables", "names task: the training names' made-up affixes: syllables (one or two), or letters (half of them 2–5 random letters)")
+	fs.StringVar(&o.affixes, "affixes", "syllables", "names task: the training names' made-up affixes: syllables (one or two), or letters (half of them 2–8 random letters)")
 	fs.IntVar(&o.vocab, "vocab", 0, "when > 0, learn a BPE vocabulary of this size from 20,000 training samples instead of loading -tokenizer")
 	fs.StringVar(&o.pattern, "pattern", "", "with -vocab: the pre-tokenizer's regular expression (\"\" is Qwen's)")
 	if err := fs.Parse(args); err != nil {
@@ -431,10 +431,11 @@ func plural(w string) string {
 // -affixes letters, half of them randomLetters.
 var trainAffix = madeUp
 
-// randomLetters is 2–5 random lower-case letters: an affix the vocabulary
-// cuts into arbitrary pieces, as it cuts names it never learned.
+// randomLetters is 2–8 random lower-case letters: an affix the vocabulary
+// cuts into arbitrary pieces, as it cuts names it never learned (the tests'
+// affixes have up to 8 letters).
 func randomLetters(r *rand.Rand) string {
-	b := make([]byte, 2+r.IntN(4))
+	b := make([]byte, 2+r.IntN(7))
 	for i := range b {
 		b[i] = byte('a' + r.IntN(26))
 	}

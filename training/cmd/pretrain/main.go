@@ -70,6 +70,7 @@ type options struct {
 	lengthGroupBatches           int
 	renamed, reworded            bool
 	renamedCopies                int
+	lessons                      float64
 }
 
 // Defaults of the shipped model (provenance.json records what was used).
@@ -107,6 +108,7 @@ func parse(args []string) (options, error) {
 	fs.IntVar(&o.evalSteps, "eval_steps", defaultEvalSteps, "optimizer steps between greedy evaluations on the held-out questions and unseen databases (0: only at the end)")
 	fs.BoolVar(&o.renamed, "renamed", false, "train on a renamed copy of each instance (tables and columns under other names, drawn per instance), so that names must be read, not recalled")
 	fs.IntVar(&o.renamedCopies, "renamed_copies", 1, "with -renamed: renamed copies of each instance, its questions asked on them in turn (more copies: fewer questions per set of names, so that names must be read)")
+	fs.Float64Var(&o.lessons, "lessons", 0, "share of the questions whose database also gives schema lessons (re-write the table list; DESCRIBE a table, then re-write its columns), dense lessons in copying names")
 	fs.BoolVar(&o.reworded, "reworded", false, "reword the questions (other frames, first words and phrases; about a third keep their wording)")
 	fs.IntVar(&o.heads, "heads", training.TinyPretrainHeads, "attention heads of the new model (each with its own key and value head)")
 	fs.StringVar(&o.loss, "loss", string(training.PretrainOnActions), "tokens trained on: text (every token of each turn: question, observations, action) or actions (the oracle's actions only)")
@@ -141,6 +143,9 @@ func parse(args []string) (options, error) {
 	if o.loss != string(training.PretrainOnText) && o.loss != string(training.PretrainOnActions) {
 		return o, fmt.Errorf("-loss %q: want %s or %s", o.loss, training.PretrainOnText, training.PretrainOnActions)
 	}
+	if o.lessons < 0 || o.lessons > 1 {
+		return o, fmt.Errorf("-lessons %g: want a share in [0, 1]", o.lessons)
+	}
 	if o.renamedCopies < 1 {
 		return o, fmt.Errorf("-renamed_copies %d: want at least 1", o.renamedCopies)
 	}
@@ -167,6 +172,9 @@ func defaultWorkDir(o options) (string, error) {
 	}
 	if o.renamedCopies > 1 {
 		key += fmt.Sprintf(" renamed_copies=%d", o.renamedCopies)
+	}
+	if o.lessons > 0 {
+		key += fmt.Sprintf(" lessons=%g", o.lessons)
 	}
 	sum := sha256.Sum256([]byte(key))
 	return filepath.Join(base, "gosqlenv", "pretrain-"+hex.EncodeToString(sum[:6])), nil
@@ -313,6 +321,7 @@ func prepare(ctx context.Context, o options) (*training.Pipeline, training.GRPOC
 		return p, cfg, err
 	}
 	p.TokenizerPattern, p.PretrainLoss, p.TinyHeads = training.TinyTokenizerPattern, training.PretrainLoss(o.loss), o.heads
+	p.PretrainLessons = o.lessons
 	return p, cfg, p.LoadModel(ctx)
 }
 

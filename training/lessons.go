@@ -107,7 +107,8 @@ func describedColumns(result string) []string {
 	var cols []string
 	for _, line := range strings.Split(result, "\n") {
 		if rest, ok := strings.CutPrefix(line, "- "); ok {
-			if f := strings.Fields(strings.TrimSuffix(strings.SplitN(rest, ",", 2)[0], ",")); len(f) > 0 {
+			nameAndType, _, _ := strings.Cut(rest, ",")
+			if f := strings.Fields(nameAndType); len(f) > 0 {
 				cols = append(cols, f[0])
 			}
 		}
@@ -115,7 +116,8 @@ func describedColumns(result string) []string {
 	return cols
 }
 
-// actionSample is a sample trained on its completion only.
+// actionSample is a sample of prompt then completion, trained on the
+// completion only (the oracle's turns, the lessons).
 func actionSample(prompt, completion []int32) Sample {
 	s := Sample{IDs: append(append([]int32{}, prompt...), completion...)}
 	s.Mask = make([]int32, len(s.IDs))

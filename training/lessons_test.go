@@ -3,13 +3,11 @@ package training
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gosqlenv/gosqlenv/sqlenv"
-	"github.com/gosqlenv/gosqlenv/sqlenv/dataset/bundled"
 	"github.com/gosqlenv/gosqlenv/sqlenv/sqlitedb"
 )
 
@@ -22,11 +20,7 @@ func TestSchemaLessons(t *testing.T) {
 	ctx := context.Background()
 	cfg := tinyPipelineConfig(t.TempDir())
 	cfg.TrainDatabases, cfg.DifficultyFilter = []string{"library"}, []string{"easy"}
-	paths, err := bundled.EnsureAt(ctx, filepath.Join(t.TempDir(), "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.QuestionsPath, cfg.EvalQuestionsPath, cfg.DBDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
+	onFreshData(t, &cfg)
 	p, err := OpenData(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

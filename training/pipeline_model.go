@@ -84,7 +84,7 @@ func (p *Pipeline) tinyModel(ctx context.Context) error {
 			return err
 		}
 		if tk, err = tokenizer.TrainBPE(corpus, tokenizer.TrainOptions{VocabSize: TinyVocabSize,
-			AddedTokens: []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"}, EOS: "<|im_end|>",
+			AddedTokens: TinyAddedTokens, EOS: "<|im_end|>",
 			Pattern: p.TokenizerPattern}); err != nil {
 			return err
 		}

@@ -330,26 +330,25 @@ func (p *Pipeline) oracleSamples(ctx context.Context, qs []dataset.QuestionRecor
 			if err != nil {
 				return err
 			}
-			n := 0
-			if len(samples) > 0 {
-				n = samples[len(samples)-1].Episode + 1
-			}
-			for i := range more {
-				more[i].Episode += n
-			}
-			samples = append(samples, more...)
+			samples = appendEpisodes(samples, more)
 		}
-		episodes := 0
-		if len(out) > 0 {
-			episodes = out[len(out)-1].Episode + 1
-		}
-		for i := range samples {
-			samples[i].Episode += episodes
-		}
-		out = append(out, samples...)
+		out = appendEpisodes(out, samples)
 		return nil
 	})
 	return out, err
+}
+
+// appendEpisodes appends more to samples, numbering more's episodes
+// (Sample.Episode, from 0) after the last of samples.
+func appendEpisodes(samples, more []Sample) []Sample {
+	next := 0
+	if len(samples) > 0 {
+		next = samples[len(samples)-1].Episode + 1
+	}
+	for i := range more {
+		more[i].Episode += next
+	}
+	return append(samples, more...)
 }
 
 // PretrainLoss says which tokens of an oracle turn pre-training learns to

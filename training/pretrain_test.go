@@ -112,11 +112,7 @@ func TestPretrainSavesLoadableBase(t *testing.T) {
 	cfg := tinyPipelineConfig(t.TempDir())
 	cfg.TrainDatabases, cfg.DifficultyFilter, cfg.HeldoutFraction = []string{"university"}, []string{"easy"}, 0.2
 	cfg.SFTEpochs, cfg.SFTBatchSize, cfg.EvalSteps = 1, 4, 2
-	paths, err := bundled.EnsureAt(ctx, filepath.Join(t.TempDir(), "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.QuestionsPath, cfg.EvalQuestionsPath, cfg.DBDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
+	onFreshData(t, &cfg)
 	p, err := OpenData(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -536,12 +532,19 @@ func tinyPresetOnFreshData(t *testing.T) (GRPOConfig, bundled.Paths) {
 	cfg := DefaultGRPOConfig()
 	TinyPreset(&cfg)
 	cfg.OutputDir = t.TempDir()
+	return cfg, onFreshData(t, &cfg)
+}
+
+// onFreshData generates the bundled dataset into a temporary directory and
+// points cfg's question files and database directory at it.
+func onFreshData(t *testing.T, cfg *GRPOConfig) bundled.Paths {
+	t.Helper()
 	paths, err := bundled.EnsureAt(context.Background(), filepath.Join(t.TempDir(), "data"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.QuestionsPath, cfg.EvalQuestionsPath, cfg.DBDir = paths.TrainQuestions, paths.EvalQuestions, paths.DBDir
-	return cfg, paths
+	return paths
 }
 
 // TestRenamedCopiesTakeTurns: with RenamedCopies, an instance's questions

@@ -60,12 +60,8 @@ func (r *Roller) OracleSamples(ctx context.Context, questions []dataset.Question
 			}
 			text := FormatAction(a)
 			completion := append(r.tok.Encode(text), r.tok.EOS())
-			s := Sample{IDs: append(append([]int32{}, prompt...), completion...), Episode: qi}
-			s.Mask = make([]int32, len(s.IDs))
-			s.LogProbs = make([]float32, len(s.IDs))
-			for i := len(prompt); i < len(s.IDs); i++ {
-				s.Mask[i] = 1
-			}
+			s := actionSample(prompt, completion)
+			s.Episode = qi
 			out = append(out, s)
 			if obs, err = env.Step(ctx, a); err != nil {
 				env.Close()

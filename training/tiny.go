@@ -40,6 +40,11 @@ const TinyPretrainHeads = 8
 // SQL and from a result into the answer.
 const TinyTokenizerPattern = `\p{L}+|\p{N}|[^\s\p{L}\p{N}]+|\s+`
 
+// TinyAddedTokens are the special tokens of a vocabulary learned for the
+// tiny models (tokenizer.TrainOptions.AddedTokens): Qwen3's chat markers,
+// the first one the padding token.
+var TinyAddedTokens = []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"}
+
 // TinyVocabSize is the tiny preset's vocabulary size.
 const TinyVocabSize = 1024
 

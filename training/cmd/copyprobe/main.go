@@ -280,7 +280,7 @@ func probeTokenizer(dir string, vocab int, pattern string, seed uint64, draw fun
 		texts[i] = p.prompt + p.completion
 	}
 	tk, err := tokenizer.TrainBPE(texts, tokenizer.TrainOptions{VocabSize: vocab,
-		AddedTokens: []string{"<|endoftext|>", "<|im_start|>", "<|im_end|>", "<think>", "</think>"}, EOS: "<|im_end|>", Pattern: pattern})
+		AddedTokens: training.TinyAddedTokens, EOS: "<|im_end|>", Pattern: pattern})
 	if err != nil {
 		return nil, fmt.Errorf("-vocab %d -pattern %q: %w", vocab, pattern, err)
 	}

@@ -68,16 +68,70 @@ func attend(cfg Config, kn kernels, q, k *Node, layout keyLayout, v, visible *No
 	if kn.scalesQueries(q) {
 		q5, scale = MulScalar(q5, scale), 1
 	}
-	scores := kn.dot(q5, []int{4}, []int{0, 1}, k, []int{keyDim}, []int{0, 1}) // [B, nKV, G, T, S]
-	scores = ConvertDType(scores, dtypes.Float32)
+	// The group's queries are the rows of one product per kv head (computed
+	// of them: more when the backend wants more, productRows).
+	computed := kn.productRows(q, b*kvHeads, group*t, s, d)
+	product := func(x, y *Node, yContracting int, n int) *Node { // x [B, nKV, G, T, ·] → [B, nKV, G, T, n]
+		if computed == group*t {
+			return kn.dot(x, []int{4}, []int{0, 1}, y, []int{yContracting}, []int{0, 1})
+		}
+		x = GrowRight(Reshape(x, b, kvHeads, group*t, -1), 2, computed-group*t, 0)
+		out := kn.dot(x, []int{3}, []int{0, 1}, y, []int{yContracting}, []int{0, 1})
+		return Reshape(SliceAxis(out, 2, AxisRange(0, group*t)), b, kvHeads, group, t, n)
+	}
+	scores := ConvertDType(product(q5, k, keyDim, s), dtypes.Float32) // [B, nKV, G, T, S]
 	if scale != 1 {
 		scores = MulScalar(scores, scale)
 	}
 	mask := BroadcastToDims(Reshape(visible, b, 1, 1, t, s), b, kvHeads, group, t, s)
 	scores = Where(mask, scores, FillScalar(q.Graph(), scores.Shape(), maskedScore))
 	probs := ConvertDType(kn.softmax(scores), q.DType())
-	out := kn.dot(probs, []int{4}, []int{0, 1}, v, []int{2}, []int{0, 1}) // [B, nKV, G, T, D]
+	out := product(probs, v, 2, d) // [B, nKV, G, T, D]
 	return Reshape(TransposeAllAxes(out, 0, 3, 1, 2, 4), b, t, cfg.NumAttentionHeads*d)
+}
+
+// minKernelRows is the fewest left-hand rows the pure-Go backend's SIMD
+// matrix kernels (github.com/gomlx/compute v0.1.14, AVX2 and AVX-512)
+// multiply with vector code: their small-product kernels take rows four at a
+// time and the remaining ones one scalar multiply-add at a time.
+const minKernelRows = 4
+
+// smallProductMultiplyAdds is the size, in multiply-adds, below which that
+// backend multiplies with its small-product kernels (its
+// SmallMatMulSizeThreshold): with AVX-512, counting the whole batch of
+// matrices; with AVX2, each matrix of the batch. Larger products pack their
+// operands and take any number of rows.
+const smallProductMultiplyAdds = 4 << 20
+
+// forcedProductRows, when not 0, overrides productRows's choice: rows are
+// padded to at least that many whatever the backend, never when −1 (tests
+// and benchmarks compare both ways).
+var forcedProductRows int
+
+// productRows is how many rows attention's products compute per kv head
+// for a batch of count products of rows queries over s keys of d
+// dimensions: rows, or minKernelRows when there are fewer (a decode step
+// has one query per head) and the pure-Go backend would multiply them one
+// scalar at a time; the extra rows are zeros, their results dropped. A
+// decode step's attention of the tiny base over 448 cached positions, 32
+// sequences, takes 2.2 times less time so (BENCHMARKS.md, "Decode
+// attention, one query row"). Differentiated graphs keep their rows.
+func (kn kernels) productRows(q *Node, count, rows, s, d int) int {
+	if forcedProductRows != 0 {
+		return max(rows, forcedProductRows) // −1: rows
+	}
+	if rows >= minKernelRows || kn.differentiated || !isGoBackend(q.Graph().Backend()) {
+		return rows
+	}
+	switch {
+	case goMatMulAVX512:
+		if count*rows*s*d >= smallProductMultiplyAdds { // packed: any rows are fast
+			return rows
+		}
+	case !goMatMulAVX2:
+		return rows
+	}
+	return minKernelRows
 }
 
 // causalVisibility is the mask of a full sequence: key s is visible to query

@@ -154,45 +154,44 @@ func BenchmarkTrainStep(b *testing.B) {
 }
 
 // BenchmarkDecodeAttention times one decode step's attention of the tiny
-// preset's base model (8 heads of 32, one query per row) over a key and
-// value cache of 384 positions, for 256 rows, with the keys in each layout
-// (keysByDim is the one New picks on the pure-Go backend with AVX-512).
+// preset's base model (8 heads of 32, one query per row) over key and value
+// caches, for a batch of rows × cached positions, with the keys in each
+// layout (keysByDim is the one New picks on the pure-Go backend with
+// AVX-512) and the one query row per kv head multiplied as it is
+// (rows_1) or padded to minKernelRows (rows_4, productRows).
 func BenchmarkDecodeAttention(b *testing.B) {
 	cfg := TinyConfig(1024)
 	cfg.NumAttentionHeads, cfg.NumKeyValueHeads, cfg.HeadDim = 8, 8, 32
-	const rows, positions = 256, 384
 	heads, dim := cfg.NumAttentionHeads, cfg.HeadDim
-	fill := func(dims ...int) *tensors.Tensor {
-		t := tensors.FromShape(shapesOf(dtypes.Float32, dims...))
-		tensors.MutableFlatData(t, func(x []float32) {
+	for _, size := range []struct{ rows, positions int }{{8, 448}, {32, 448}, {256, 384}} {
+		q, v := filledTensor(size.rows, 1, heads, dim), filledTensor(size.rows, heads, size.positions, dim)
+		visible := tensors.FromShape(shapesOf(dtypes.Bool, size.rows, 1, size.positions))
+		tensors.MutableFlatData(visible, func(x []bool) {
 			for i := range x {
-				x[i] = float32((i*7919)%1000)/1000 - 0.5
+				x[i] = i%size.positions < size.positions*3/4
 			}
 		})
-		return t
-	}
-	q, v := fill(rows, 1, heads, dim), fill(rows, heads, positions, dim)
-	visible := tensors.FromShape(shapesOf(dtypes.Bool, rows, 1, positions))
-	tensors.MutableFlatData(visible, func(x []bool) {
-		for i := range x {
-			x[i] = i%positions < 300
-		}
-	})
-	for _, layout := range []keyLayout{keysByPosition, keysByDim} {
-		k := fill(rows, heads, positions, dim)
-		if layout == keysByDim {
-			k = fill(rows, heads, dim, positions)
-		}
-		b.Run(layout.String(), func(b *testing.B) {
-			step := MustNewExec(testBackend, func(q, k, v, visible *Node) *Node {
-				return attend(cfg, kernels{}, q, k, layout, v, visible)
-			})
-			step.MustExec(q, k, v, visible) // compile
-			cpu := cputime.Process()
-			for b.Loop() {
-				step.MustExec(q, k, v, visible)
+		for _, layout := range []keyLayout{keysByPosition, keysByDim} {
+			k := filledTensor(size.rows, heads, size.positions, dim)
+			if layout == keysByDim {
+				k = filledTensor(size.rows, heads, dim, size.positions)
 			}
-			cputime.Report(b, cpu)
-		})
+			for _, rows := range []int{-1, minKernelRows} {
+				name := fmt.Sprintf("b%d_s%d/%s/rows_%d", size.rows, size.positions, layout, max(rows, 1))
+				b.Run(name, func(b *testing.B) {
+					forcedProductRows = rows
+					defer func() { forcedProductRows = 0 }()
+					step := MustNewExec(testBackend, func(q, k, v, visible *Node) *Node {
+						return attend(cfg, kernels{}, q, k, layout, v, visible)
+					})
+					step.MustExec(q, k, v, visible) // compile
+					cpu := cputime.Process()
+					for b.Loop() {
+						step.MustExec(q, k, v, visible)
+					}
+					cputime.Report(b, cpu)
+				})
+			}
+		}
 	}
 }

@@ -15,3 +15,11 @@ var goMatMulAVX512 = func() bool {
 	allowed, err := envutil.ReadBool(envutil.GoBackendSIMD_AVX512, true)
 	return err == nil && allowed && archsimd.X86.AVX512()
 }()
+
+// goMatMulAVX2 reports whether the pure-Go backend has its AVX2 matrix
+// kernels (the CPU has AVX2 and $GOMLX_GO_SIMD_AVX2 does not turn them off):
+// the ones it uses when goMatMulAVX512 is false.
+var goMatMulAVX2 = func() bool {
+	allowed, err := envutil.ReadBool(envutil.GoBackendSIMD_AVX2, true)
+	return err == nil && allowed && archsimd.X86.AVX2()
+}()

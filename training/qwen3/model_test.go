@@ -2,6 +2,7 @@ package qwen3
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/gobackend"
+	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 )
 
@@ -136,6 +138,18 @@ func TestKVCacheMatchesFullForward(t *testing.T) {
 			m := tinyModel(t, cfg, dtypes.Float32)
 			m.keysInCache = layout
 			checkKVCacheMatchesFullForward(t, m)
+			// The decode step's 2 query rows per kv head as they are and
+			// padded to 4 (productRows), whatever this machine's backend
+			// would choose.
+			for _, rows := range []int{-1, minKernelRows} {
+				t.Run(fmt.Sprintf("product_rows_%d", rows), func(t *testing.T) {
+					forcedProductRows = rows
+					defer func() { forcedProductRows = 0 }()
+					m := tinyModel(t, cfg, dtypes.Float32)
+					m.keysInCache = layout
+					checkKVCacheMatchesFullForward(t, m)
+				})
+			}
 			if grow := m.cacheGrowth(GenerateOptions{LengthBucket: 4}); grow > 0 {
 				grown := 0
 				for key := range m.execs {
@@ -366,4 +380,61 @@ func TestBucketLength(t *testing.T) {
 	if len(buckets) != 24 {
 		t.Errorf("%d buckets up to 40960, want 24", len(buckets))
 	}
+}
+
+// TestAttentionPaddedRows checks that attention computed with its query
+// rows padded by zero rows (productRows) equals attention without: one
+// query per head (a decode step), two heads per kv head, and a few
+// positions, in both key layouts, against keys of which some are masked.
+func TestAttentionPaddedRows(t *testing.T) {
+	for _, c := range []struct{ heads, kvHeads, t int }{{4, 4, 1}, {4, 2, 1}, {2, 2, 3}} {
+		for _, layout := range []keyLayout{keysByPosition, keysByDim} {
+			t.Run(fmt.Sprintf("h%d_kv%d_t%d_%s", c.heads, c.kvHeads, c.t, layout), func(t *testing.T) {
+				cfg := TinyConfig(64)
+				cfg.NumAttentionHeads, cfg.NumKeyValueHeads, cfg.HeadDim = c.heads, c.kvHeads, 16
+				const b, s = 3, 40
+				q := filledTensor(b, c.t, c.heads, cfg.HeadDim)
+				k := filledTensor(b, c.kvHeads, s, cfg.HeadDim)
+				if layout == keysByDim {
+					k = filledTensor(b, c.kvHeads, cfg.HeadDim, s)
+				}
+				v := filledTensor(b, c.kvHeads, s, cfg.HeadDim)
+				visible := tensors.FromShape(shapesOf(dtypes.Bool, b, c.t, s))
+				tensors.MutableFlatData(visible, func(x []bool) {
+					for i := range x {
+						x[i] = i%s < 30-i/s // each row and query sees its own prefix
+					}
+				})
+				run := func(rows int) []float32 {
+					forcedProductRows = rows
+					defer func() { forcedProductRows = 0 }()
+					e := MustNewExec(testBackend, func(q, k, v, visible *Node) *Node {
+						return attend(cfg, kernels{}, q, k, layout, v, visible)
+					})
+					return tensors.MustCopyFlatData[float32](e.MustExec(q, k, v, visible)[0])
+				}
+				want := run(-1)
+				for _, rows := range []int{minKernelRows, 8} {
+					got := run(rows)
+					for i := range want {
+						if math.Abs(float64(got[i]-want[i])) > 1e-5 {
+							t.Fatalf("padded to %d rows: output %d = %g, want %g", rows, i, got[i], want[i])
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// filledTensor is a float32 tensor of the given dimensions filled with
+// values in [−0.5, 0.5) that vary along every axis.
+func filledTensor(dims ...int) *tensors.Tensor {
+	t := tensors.FromShape(shapesOf(dtypes.Float32, dims...))
+	tensors.MutableFlatData(t, func(x []float32) {
+		for i := range x {
+			x[i] = float32((i*7919)%1000)/1000 - 0.5
+		}
+	})
+	return t
 }

@@ -114,7 +114,7 @@ var forcedProductRows int
 // has one query per head) and the pure-Go backend would multiply them one
 // scalar at a time; the extra rows are zeros, their results dropped. A
 // decode step's attention of the tiny base over 448 cached positions, 32
-// sequences, takes 2.2 times less time so (BENCHMARKS.md, "Decode
+// sequences, takes half the time so (BENCHMARKS.md, "Decode
 // attention, one query row"). Differentiated graphs keep their rows.
 func (kn kernels) productRows(q *Node, count, rows, s, d int) int {
 	if forcedProductRows != 0 {

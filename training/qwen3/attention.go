@@ -71,22 +71,22 @@ func attend(cfg Config, kn kernels, q, k *Node, layout keyLayout, v, visible *No
 	// The group's queries are the rows of one product per kv head (computed
 	// of them: more when the backend wants more, productRows).
 	computed := kn.productRows(q, b*kvHeads, group*t, s, d)
-	product := func(x, y *Node, yContracting int, n int) *Node { // x [B, nKV, G, T, ·] → [B, nKV, G, T, n]
+	product := func(x, y *Node, yContracting int) *Node { // x [B, nKV, G, T, ·] → [B, nKV, G, T, ·]
 		if computed == group*t {
 			return kn.dot(x, []int{4}, []int{0, 1}, y, []int{yContracting}, []int{0, 1})
 		}
 		x = GrowRight(Reshape(x, b, kvHeads, group*t, -1), 2, computed-group*t, 0)
 		out := kn.dot(x, []int{3}, []int{0, 1}, y, []int{yContracting}, []int{0, 1})
-		return Reshape(SliceAxis(out, 2, AxisRange(0, group*t)), b, kvHeads, group, t, n)
+		return Reshape(SliceAxis(out, 2, AxisRange(0, group*t)), b, kvHeads, group, t, -1)
 	}
-	scores := ConvertDType(product(q5, k, keyDim, s), dtypes.Float32) // [B, nKV, G, T, S]
+	scores := ConvertDType(product(q5, k, keyDim), dtypes.Float32) // [B, nKV, G, T, S]
 	if scale != 1 {
 		scores = MulScalar(scores, scale)
 	}
 	mask := BroadcastToDims(Reshape(visible, b, 1, 1, t, s), b, kvHeads, group, t, s)
 	scores = Where(mask, scores, FillScalar(q.Graph(), scores.Shape(), maskedScore))
 	probs := ConvertDType(kn.softmax(scores), q.DType())
-	out := product(probs, v, 2, d) // [B, nKV, G, T, D]
+	out := product(probs, v, 2) // [B, nKV, G, T, D]
 	return Reshape(TransposeAllAxes(out, 0, 3, 1, 2, 4), b, t, cfg.NumAttentionHeads*d)
 }
 
